@@ -1,0 +1,5 @@
+import sys
+
+from cfaug.cli import main
+
+sys.exit(main())

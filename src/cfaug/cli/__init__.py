@@ -1,0 +1,52 @@
+"""The ``cfaug`` command. Each subcommand lives in its own module exposing ``register(subparsers)``,
+which adds its parser and sets ``func`` to the handler (``handler(args) -> int`` exit code)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from cfaug import __version__
+
+#: Modules that provide subcommands, in the order ``cfaug --help`` lists them.
+COMMAND_MODULES = (
+    "cfaug.cli.augment",
+    "cfaug.cli.methods",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cfaug",
+        description="Counterfactual and counterbias training data: rewrite texts so their label flips "
+                    "with minimal, fluent edits.")
+    parser.add_argument("--version", action="version", version=f"cfaug {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in COMMAND_MODULES:
+        importlib.import_module(mod).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except CliError as exc:
+        print(f"cfaug: error: {exc}", file=sys.stderr)
+        return 2
+
+
+class CliError(Exception):
+    """An error the user can fix; printed without a traceback."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

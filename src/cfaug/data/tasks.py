@@ -1,0 +1,117 @@
+"""Tasks: which labels exist, which fields a method may edit, and which target each record gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, LabelSpace
+from cfaug.data.records import Record
+
+
+class TaskError(ValueError):
+    """A task was configured inconsistently (unknown target, bad edit side...)."""
+
+
+@dataclass
+class Task:
+    """Base task. Subclasses fix ``roles`` (the record's text fields) and ``label_space``.
+
+    ``target`` is either ``"opposite"`` (the default: the task's natural flip) or a label name; it is
+    resolved per record by :meth:`targets`. ``edit_roles`` are the fields a method may change.
+    """
+
+    name: str = "task"
+    roles: tuple[str, ...] = ("text",)
+    edit_roles: tuple[str, ...] = ("text",)
+    label_space: LabelSpace = field(default_factory=lambda: LabelSpace(()))
+    target: str = "opposite"
+
+    def targets(self, record: Record) -> list[str]:
+        """The labels ``record`` should be rewritten towards (never its own label)."""
+        if self.target != "opposite":
+            tgt = self.label_space.canonical(self.target)
+            return [] if tgt == record.label else [tgt]
+        return self.opposite(record)
+
+    def opposite(self, record: Record) -> list[str]:
+        return [lab for lab in self.label_space.labels if lab != record.label]
+
+    def describe_label(self, label: str) -> str:
+        """A phrase naming a label inside a prompt."""
+        return label
+
+
+@dataclass
+class SentimentTask(Task):
+    """Binary sentiment: ``positive`` / ``negative``; the opposite label is the flip."""
+
+    name: str = "sentiment"
+    label_space: LabelSpace = field(
+        default_factory=lambda: LabelSpace(("negative", "positive"), SENTIMENT_ALIASES)
+    )
+
+
+@dataclass
+class RatingTask(Task):
+    """Ordered multi-class rating (e.g. 1..5 stars). ``opposite`` mirrors the rating
+    (1<->5, 2<->4); a middle rating goes to both ends. ``target`` may name any rating instead."""
+
+    name: str = "rating"
+    levels: tuple[str, ...] = ("1", "2", "3", "4", "5")
+    label_space: LabelSpace = field(init=False)
+
+    def __post_init__(self) -> None:
+        aliases = {}
+        for lv in self.levels:
+            try:
+                aliases[str(float(lv))] = lv
+            except ValueError:
+                pass
+        self.label_space = LabelSpace(self.levels, aliases)
+
+    def opposite(self, record: Record) -> list[str]:
+        idx = self.levels.index(record.label)
+        mirror = len(self.levels) - 1 - idx
+        if mirror == idx:
+            return [self.levels[0], self.levels[-1]]
+        return [self.levels[mirror]]
+
+    def describe_label(self, label: str) -> str:
+        return f"{label} out of {self.levels[-1]}"
+
+
+@dataclass
+class NLITask(Task):
+    """Natural language inference over ``premise`` + ``hypothesis``.
+
+    ``edit_side`` picks the field a method rewrites; ``opposite`` targets every other relation
+    (the CAD-SNLI protocol makes one revision per other relation).
+    """
+
+    name: str = "nli"
+    roles: tuple[str, ...] = ("premise", "hypothesis")
+    edit_side: str = "premise"
+    label_space: LabelSpace = field(
+        default_factory=lambda: LabelSpace(("entailment", "neutral", "contradiction"), NLI_ALIASES)
+    )
+
+    def __post_init__(self) -> None:
+        if self.edit_side not in self.roles:
+            raise TaskError(f"edit side must be one of {self.roles}, got {self.edit_side!r}")
+        self.edit_roles = (self.edit_side,)
+
+
+def make_task(name: str, *, target: str = "opposite", edit_side: str = "premise",
+              levels: tuple[str, ...] | None = None) -> Task:
+    """Build a task by name: ``sentiment``, ``rating`` or ``nli``."""
+    if name == "sentiment":
+        task: Task = SentimentTask(target=target)
+    elif name == "rating":
+        task = RatingTask(target=target, levels=levels or ("1", "2", "3", "4", "5"))
+    elif name == "nli":
+        task = NLITask(target=target, edit_side=edit_side)
+    else:
+        raise TaskError(f"unknown task {name!r}; choose sentiment, rating or nli")
+    if target != "opposite":
+        task.label_space.canonical(target)  # fail early on an unknown target
+    return task

@@ -1,0 +1,71 @@
+"""Registries of named, versioned components (methods, judges, LLM backends, metrics).
+
+Names carry a version (``auto-cad.v1``); looking up the bare name (``auto-cad``) gives the newest version,
+so a config written today keeps meaning the same thing after ``auto-cad.v2`` lands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+_VERSIONED = re.compile(r"^(?P<base>[a-z0-9][a-z0-9_-]*)\.v(?P<version>\d+)$")
+
+
+class RegistryError(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    name: str
+    description: str
+    obj: T
+
+
+class Registry(Generic[T]):
+    """A mapping of versioned names to objects, filled with the :meth:`register` decorator."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, Entry[T]] = {}
+
+    def register(self, name: str, description: str) -> Callable[[T], T]:
+        if not _VERSIONED.match(name):
+            raise ValueError(f"{self.kind} name {name!r} must look like 'name.v1'")
+
+        def deco(obj: T) -> T:
+            if name in self._entries:
+                raise ValueError(f"{self.kind} {name!r} is registered twice")
+            self._entries[name] = Entry(name, description, obj)
+            return obj
+
+        return deco
+
+    def resolve(self, name: str) -> str:
+        """Full versioned name for ``name`` (the newest version when no version is given)."""
+        if name in self._entries:
+            return name
+        versions = [(int(m["version"]), full) for full in self._entries
+                    if (m := _VERSIONED.match(full)) and m["base"] == name]
+        if not versions:
+            known = ", ".join(sorted(self._entries)) or "none"
+            raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}")
+        return max(versions)[1]
+
+    def get(self, name: str) -> T:
+        return self._entries[self.resolve(name)].obj
+
+    def entries(self) -> list[Entry[T]]:
+        return [self._entries[k] for k in sorted(self._entries)]
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self.resolve(name)
+        except RegistryError:
+            return False
+        return True

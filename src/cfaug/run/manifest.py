@@ -1,0 +1,55 @@
+"""What makes a run reproducible: package versions, platform, seed and input hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+TRACKED_PACKAGES = ("cfaug", "numpy", "scikit-learn", "torch", "transformers", "sentence-transformers",
+                    "datasets", "pandas", "pyarrow", "aiohttp")
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for pkg in TRACKED_PACKAGES:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def hash_source(source: Any) -> str:
+    """sha256 of a file, of every file in a folder (sorted), or of an in-memory table's JSON."""
+    h = hashlib.sha256()
+    if isinstance(source, (str, Path)) and Path(source).exists():
+        p = Path(source)
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+        for f in files:
+            h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode())
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        return "sha256:" + h.hexdigest()
+    if hasattr(source, "to_dict") and not isinstance(source, dict):
+        try:
+            rows = source.to_dict(orient="records")  # DataFrame
+        except TypeError:
+            rows = source.to_list() if hasattr(source, "to_list") else list(source)
+    elif hasattr(source, "to_list"):
+        rows = source.to_list()
+    else:
+        rows = list(source)
+    h.update(json.dumps(rows, sort_keys=True, default=str).encode())
+    return "sha256:" + h.hexdigest()
+
+
+def hash_file(path: str | Path | None) -> str | None:
+    if path is None or not Path(path).exists():
+        return None
+    return hash_source(path)
