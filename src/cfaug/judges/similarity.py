@@ -1,0 +1,98 @@
+"""Closeness of a rewrite to its original: sentence-embedding cosine and token edit rate."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device
+
+_TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]", re.UNICODE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word and punctuation tokens (the tokenization every edit-rate figure uses)."""
+    return _TOKEN.findall(text.lower())
+
+
+def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
+    """Edit distance between two token sequences (insert, delete, substitute cost 1)."""
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def token_edit_rate(original: str, new: str) -> float:
+    """Token-level Levenshtein distance divided by the original's token count (0 = unchanged)."""
+    a, b = tokenize(original), tokenize(new)
+    if not a:
+        return 0.0 if not b else 1.0
+    return levenshtein(a, b) / len(a)
+
+
+class SentenceEncoder:
+    """A sentence-transformers encoder loaded from a local path (default: the packaged
+    all-MiniLM-L6-v2). Embeddings are L2-normalised; texts longer than the model's window
+    (256 word pieces for MiniLM) are truncated. Results are memoised per text within the process."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, device: str | None = None,
+                 batch_size: int = 64) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        self.path = Path(path) if path else default_encoder_path()
+        resolve_local_model(self.path, "sentence encoder")
+        self.device = torch_device(device)
+        self.batch_size = batch_size
+        self.model = SentenceTransformer(str(self.path), device=self.device)
+        self._memo: dict[str, np.ndarray] = {}
+
+    @property
+    def name(self) -> str:
+        return f"sentence-embedding:{self.path.name}"
+
+    def describe(self) -> dict[str, str]:
+        return {"encoder": str(self.path), "max_seq_length": str(self.model.max_seq_length),
+                "weights_sha256": _weights_hash(self.path)}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            vecs = self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+            for t, v in zip(missing, vecs):
+                self._memo[t] = v.astype(np.float32)
+        dim = self.model.get_sentence_embedding_dimension() or 0
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([self._memo[t] for t in texts])
+
+    def cosine(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Row-wise cosine similarity of ``a[i]`` and ``b[i]``."""
+        if len(a) != len(b):
+            raise ValueError("cosine needs two lists of the same length")
+        ea, eb = self.encode(a), self.encode(b)
+        return np.sum(ea * eb, axis=1)
+
+
+def _weights_hash(path: Path) -> str:
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        f = path / name
+        if f.exists():
+            h = hashlib.sha256()
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return h.hexdigest()[:16]
+    return "unknown"
