@@ -1,0 +1,115 @@
+"""``cfaug evaluate``: quality metrics for counterfactuals (flip rate, content preservation, minimality,
+fluency, diversity, H, ROUGE), written as JSON that names every setting."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "evaluate", help="score counterfactuals: flip rate, content, minimality, fluency, diversity",
+        description="Score counterfactuals against their originals. INPUT is an output file of 'cfaug "
+                    "augment', its run directory (which also holds candidates a filter rejected), or any "
+                    "table with original/counterfactual/target columns. Every metric's settings (model "
+                    "path, weight hashes, tokenization) are written beside its value; two values are "
+                    "comparable only when their signatures match. See docs/evaluation.md.")
+    p.add_argument("input", help="output file, run directory, or table with original/counterfactual/target columns")
+    p.add_argument("-o", "--output", help="metrics JSON (default: RUN_DIR/metrics.json for a run directory, "
+                                          "else <input>.metrics.json)")
+    p.add_argument("--run-dir", help="also write metrics.json into this run directory (default: <input>.run "
+                                     "when it exists), where 'cfaug report' finds it")
+    g = p.add_argument_group("data")
+    g.add_argument("--task", choices=("sentiment", "rating", "nli"), default=None,
+                   help="default: the run's task, else sentiment")
+    g.add_argument("--edit-side", choices=("premise", "hypothesis"), default="premise", help="NLI: edited field")
+    g.add_argument("--text-col", help="column holding the counterfactual text")
+    g.add_argument("--label-col", help="column holding the target label")
+    g.add_argument("--original-col", help="column holding the original text (default: original_<text col>)")
+    g.add_argument("--format", dest="input_format", help="input format (default: from the name)")
+    g.add_argument("--include-failed", action="store_true", help="also score candidates a filter rejected")
+    j = p.add_argument_group("flip rate (an independent judge)")
+    j.add_argument("--judge", help="local folder of a Hugging Face sequence classifier")
+    j.add_argument("--judge-labels", help="the judge's labels in output order, comma-separated "
+                                          "(default: its id2label names)")
+    j.add_argument("--judge-train", help="labelled dataset on which cfaug trains a TF-IDF judge")
+    j.add_argument("--judge-model", choices=("logreg", "svm"), default="logreg", help="TF-IDF judge model")
+    j.add_argument("--judge-text-col", help="text column of --judge-train (default: detected)")
+    j.add_argument("--judge-label-col", help="label column of --judge-train (default: detected)")
+    j.add_argument("--own-judge", action="store_true",
+                   help="also report the generator's own classifier (labelled: not independent)")
+    c = p.add_argument_group("content, minimality, fluency, diversity")
+    c.add_argument("--encoder", help="sentence-transformers folder for embedding cosine "
+                                     "(default: packaged all-MiniLM-L6-v2)")
+    c.add_argument("--no-embedding", action="store_true", help="skip embedding cosine")
+    c.add_argument("--token-encoder", help="transformer folder for BERTScore-style F1 (default: packaged MiniLM)")
+    c.add_argument("--no-bertscore", action="store_true", help="skip BERTScore-style F1")
+    c.add_argument("--mover-encoder", help="transformer folder for the MoverScore-like distance (off unless given)")
+    c.add_argument("--lm", help="causal LM folder for perplexity")
+    c.add_argument("--no-bos", action="store_true", help="do not prepend BOS when scoring perplexity")
+    c.add_argument("--ngram-reference", help="fallback fluency: n-gram model trained on this dataset")
+    c.add_argument("--ngram-order", type=int, default=3)
+    c.add_argument("--self-bleu-n", type=int, default=4, help="Self-BLEU n-gram order (default 4)")
+    c.add_argument("--rouge-reference", help="ROUGE against 'original' or against this column's text")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cfaug.cli import CliError
+    from cfaug.data.io import DataError
+    from cfaug.data.labels import LabelError
+    from cfaug.data.schema import SchemaError
+    from cfaug.data.tasks import TaskError, make_task
+    from cfaug.evaluate.flip_rate import JudgeChoice
+    from cfaug.evaluate.pairs import is_run_dir, load_pairs
+    from cfaug.evaluate.suite import EvaluationConfig, evaluate
+    from cfaug.evaluate.table import metrics_table
+    from cfaug.judges.models import ModelPathError
+
+    if args.judge and args.judge_train:
+        raise CliError("name one flip-rate judge: --judge PATH or --judge-train DATA, not both")
+    judge = None
+    if args.judge or args.judge_train:
+        judge = JudgeChoice(path=args.judge, train_data=args.judge_train, model=args.judge_model,
+                            labels=args.judge_labels.split(",") if args.judge_labels else None,
+                            text_col=args.judge_text_col, label_col=args.judge_label_col)
+    config = EvaluationConfig(
+        judge=judge, own_judge=args.own_judge, embedding=not args.no_embedding, encoder=args.encoder,
+        bertscore=not args.no_bertscore, token_encoder=args.token_encoder, mover_encoder=args.mover_encoder,
+        lm=args.lm, lm_add_bos=not args.no_bos, ngram_reference=args.ngram_reference,
+        ngram_order=args.ngram_order, self_bleu_max_n=args.self_bleu_n, rouge_reference=args.rouge_reference,
+        include_failed=args.include_failed)
+    run_dir = Path(args.input) if is_run_dir(args.input) else None
+    try:
+        task = make_task(args.task, edit_side=args.edit_side) if args.task else None
+        pairs = load_pairs(args.input, task, text_col=args.text_col, label_col=args.label_col,
+                           original_col=args.original_col, fmt=args.input_format)
+        extra_dir = Path(args.run_dir) if args.run_dir else None
+        if extra_dir is None and run_dir is None and Path(str(args.input) + ".run").is_dir():
+            extra_dir = Path(str(args.input) + ".run")
+        if extra_dir is not None and pairs.run_config is None and (extra_dir / "config.json").exists():
+            pairs.run_config = json.loads((extra_dir / "config.json").read_text(encoding="utf-8"))
+        if not pairs.pairs:
+            raise CliError(f"{args.input}: no counterfactuals to evaluate")
+        result = evaluate(pairs, config, log=lambda m: print(m, file=sys.stderr))
+    except (DataError, SchemaError, LabelError, TaskError, ModelPathError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+    for r in pairs.rejects[:10]:
+        print(f"skipped: {r.message()}", file=sys.stderr)
+    if len(pairs.rejects) > 10:
+        print(f"... and {len(pairs.rejects) - 10} more skipped rows", file=sys.stderr)
+    out = Path(args.output) if args.output else (run_dir / "metrics.json" if run_dir
+                                                 else Path(str(args.input) + ".metrics.json"))
+    targets = [out]
+    if extra_dir is not None and (extra_dir / "metrics.json").resolve() != out.resolve():
+        targets.append(extra_dir / "metrics.json")
+    text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    for t in targets:
+        t.parent.mkdir(parents=True, exist_ok=True)
+        t.write_text(text, encoding="utf-8")
+    print(metrics_table(result), file=sys.stderr)
+    print(json.dumps({"metrics": [str(t) for t in targets], "pairs_scored": result["pairs_scored"]}))
+    return 0
