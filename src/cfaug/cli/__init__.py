@@ -13,6 +13,7 @@ from cfaug import __version__
 COMMAND_MODULES = (
     "cfaug.cli.augment",
     "cfaug.cli.methods",
+    "cfaug.cli.prompts",
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",
     "cfaug.cli.report",

@@ -12,6 +12,11 @@ import numpy as np
 
 from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device
 
+try:  # C++ implementation when available; the pure-Python one below gives the same numbers
+    from rapidfuzz.distance.Levenshtein import distance as _fast_levenshtein
+except ImportError:  # pragma: no cover
+    _fast_levenshtein = None
+
 _TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]", re.UNICODE)
 
 
@@ -22,6 +27,8 @@ def tokenize(text: str) -> list[str]:
 
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     """Edit distance between two token sequences (insert, delete, substitute cost 1)."""
+    if _fast_levenshtein is not None:
+        return int(_fast_levenshtein(list(a), list(b)))
     if len(a) < len(b):
         a, b = b, a
     prev = list(range(len(b) + 1))
@@ -73,10 +80,15 @@ class SentenceEncoder:
                                      convert_to_numpy=True, show_progress_bar=False)
             for t, v in zip(missing, vecs):
                 self._memo[t] = v.astype(np.float32)
-        dim = self.model.get_sentence_embedding_dimension() or 0
         if not texts:
-            return np.zeros((0, dim), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._memo[t] for t in texts])
+
+    @property
+    def dimension(self) -> int:
+        if "" not in self._memo:
+            self.encode([""])
+        return int(self._memo[""].shape[-1])
 
     def cosine(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Row-wise cosine similarity of ``a[i]`` and ``b[i]``."""

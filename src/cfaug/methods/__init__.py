@@ -2,6 +2,7 @@
 
 from cfaug.methods.base import METHODS, Method, MethodConfigError, build_config
 
-# built-in methods are imported below as they are added
+from cfaug.methods import auto_cad  # noqa: E402,F401  (registers auto-cad.v1)
+from cfaug.methods import zero_shot  # noqa: E402,F401  (registers zero-shot.v1)
 
 __all__ = ["METHODS", "Method", "MethodConfigError", "build_config"]

@@ -81,6 +81,8 @@ class RunOptions:
 
 
 def build_method(name: str, params: dict[str, Any], seed: int) -> Method:
+    import cfaug.methods  # noqa: F401  (registers the built-in methods)
+
     cls = METHODS.get(name)
     return cls(build_config(cls, params), seed=seed)
 
@@ -103,7 +105,7 @@ def run(
     rd = RunDir(run_dir)
     config = {
         "method": method.name,
-        "params": config_dict(method.config),
+        "params": method.identity_params() if hasattr(method, "identity_params") else config_dict(method.config),
         "task": {"name": task.name, "target": task.target, "edit_roles": list(task.edit_roles)},
         "schema": asdict(data.schema),
         "seed": options.seed,
@@ -136,18 +138,26 @@ def run(
     }
     rd.write_json("manifest.json", manifest)
 
+    stopped: str | None = None
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=method.name, unit="item",
                disable=not options.progress, file=sys.stderr)
     try:
         with rd.appender() as out:
-            def finish(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None = None) -> None:
-                line = _result_line(item, cfs, error, data, task)
+            def finish(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None = None,
+                       details: dict[str, Any] | None = None) -> None:
+                line = _result_line(item, cfs, error, data, task, details)
                 out.append(line)
                 done[item.key] = line
                 bar.update(1)
 
             if method.is_async:
-                asyncio.run(_run_async(method, pending, task, finish))
+                try:
+                    asyncio.run(_run_async(method, pending, task, finish))
+                except Exception as exc:  # noqa: BLE001 - a clean stop (budget spent, LLM unreachable) keeps results
+                    if not getattr(exc, "clean_stop", False):
+                        raise
+                    stopped = f"{type(exc).__name__}: {exc}"
+                    log(f"stopped early: {stopped}; rerun the same command to resume")
             else:
                 _run_batched(method, pending, task, finish)
     finally:
@@ -163,6 +173,8 @@ def run(
     summary.run_dir = str(rd.path)
     summary.rejects_file = str(rd.path / "rejects.jsonl")
     summary.extra = extra or {}
+    if stopped:
+        summary.extra["stopped"] = stopped
     if output is not None:
         write_rows(rows, output, options.output_format, columns=output_columns(data.schema, data.extra_columns))
         summary.output = str(output)
@@ -174,10 +186,14 @@ def run(
 
 
 def _result_line(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None, data: Dataset,
-                 task: Task) -> dict[str, Any]:
+                 task: Task, details: dict[str, Any] | None = None) -> dict[str, Any]:
     if error is not None:
-        return {"key": item.key, "source_id": item.record.id, "target": item.target, "status": "error",
-                "error": error, "counterfactuals": []}
+        line: dict[str, Any] = {
+            "key": item.key, "source_id": item.record.id, "target": item.target, "status": "error",
+            "error": error, "counterfactuals": []}
+        if details:
+            line["details"] = details
+        return line
     rows = []
     for cf in cfs or []:
         row = counterfactual_row(cf, data.schema, task)
@@ -233,9 +249,9 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001
-            if type(exc).__name__ == "BudgetExceeded":
+            if getattr(exc, "aborts_run", False) or type(exc).__name__ == "BudgetExceeded":
                 raise
-            finish(item, None, f"{type(exc).__name__}: {exc}")
+            finish(item, None, f"{type(exc).__name__}: {exc}", getattr(exc, "details", None))
             return
         finish(item, res)
 
@@ -245,12 +261,10 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
             running.add(asyncio.ensure_future(one(item)))
             if len(running) >= window:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for t in finished:
-                    t.result()
+                _raise_first(finished)
         while running:
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for t in finished:
-                t.result()
+            _raise_first(finished)
     finally:
         for t in running:
             t.cancel()
@@ -259,6 +273,14 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
         aclose = getattr(method, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+def _raise_first(finished: set[asyncio.Task[None]]) -> None:
+    """Re-raise the first error among finished tasks, after collecting every error (an uncollected one
+    is logged later, at garbage collection, as "Task exception was never retrieved")."""
+    errors = [exc for t in finished if (exc := t.exception()) is not None]
+    if errors:
+        raise errors[0]
 
 
 def _collect(items: Sequence[WorkItem], done: dict[str, dict[str, Any]], keep_failed: bool) -> tuple[list[dict[str, Any]], RunSummary]:

@@ -1,0 +1,237 @@
+"""OpenAI-compatible HTTP backend (chat and completions): vLLM, Ollama, llama.cpp server, OpenAI and any
+compatible gateway.
+
+One shared ``aiohttp`` session with a connection pool as large as the concurrency limit; several base URLs
+are load-balanced (fewest requests in flight first). Transient failures (429, 5xx, timeouts, dropped
+connections, malformed answers) are retried with exponential backoff and jitter, honouring
+``Retry-After``; a 429 also pauses that endpoint for every request. Rejected keys and unknown models stop
+the run with a clear message; the key never appears in one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from cfaug.llm.backends.base import BACKENDS, Backend
+from cfaug.llm.errors import LLMConfigError, LLMRequestError, LLMUnavailable
+from cfaug.llm.settings import DEFAULT_KEY_ENV, LLMSettings, redact_url
+from cfaug.llm.types import Completion, Request, estimate_tokens
+
+OPENAI_URL = "https://api.openai.com/v1"
+#: HTTP statuses worth retrying.
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
+#: Longest wait a ``Retry-After`` header can impose.
+MAX_RETRY_AFTER = 600.0
+
+_TRANSIENT = (asyncio.TimeoutError, TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError,
+              ConnectionError)
+
+
+@dataclass
+class Endpoint:
+    base_url: str
+    url: str
+    in_flight: int = 0
+    not_before: float = 0.0  # monotonic time before which this endpoint is paused (Retry-After)
+
+
+class _Transient(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@BACKENDS.register("openai.v1", "OpenAI-compatible HTTP API (vLLM, Ollama, llama.cpp, OpenAI, gateways)")
+class OpenAIBackend(Backend):
+    kind = "openai"
+
+    def __init__(self, settings: LLMSettings) -> None:
+        super().__init__(settings)
+        urls = settings.base_url or [OPENAI_URL]
+        path = "/chat/completions" if settings.api == "chat" else "/completions"
+        self.endpoints = [Endpoint(u, u.rstrip("/") + path) for u in urls]
+        self._key = os.environ.get(settings.api_key_env) or None
+        self._headers = {"Content-Type": "application/json"}
+        if self._key:
+            self._headers["Authorization"] = f"Bearer {self._key}"
+        self._session: aiohttp.ClientSession | None = None
+        self._rr = 0
+        self.answered = 0  # successful answers, to tell "never reachable" from "failing now"
+
+    def check(self) -> None:
+        s = self.settings
+        if self._key is None and s.api_key_env != DEFAULT_KEY_ENV:
+            raise LLMConfigError(f"the API key variable {s.api_key_env} is not set in the environment")
+        if self._key is None and any("api.openai.com" in e.base_url for e in self.endpoints):
+            raise LLMConfigError(f"{OPENAI_URL} needs an API key: set {s.api_key_env}")
+
+    # -- session -------------------------------------------------------------------------------------
+    def _open(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=self.settings.concurrency, limit_per_host=0, ttl_dns_cache=300,
+                                         keepalive_timeout=60)
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=self.settings.request_timeout),
+            headers=self._headers)
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # -- one request ---------------------------------------------------------------------------------
+    def _body(self, request: Request) -> bytes:
+        body: dict[str, Any] = {"model": self.settings.model}
+        if self.settings.api == "chat":
+            body["messages"] = list(request.messages) if request.messages is not None else [
+                {"role": "user", "content": request.prompt}]
+        else:
+            body["prompt"] = request.prompt_as_text()
+        body.update(request.params)
+        if request.seed is not None:
+            body["seed"] = request.seed
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _pick(self) -> Endpoint:
+        eps = self.endpoints
+        if len(eps) == 1:
+            return eps[0]
+        now = time.monotonic()
+        self._rr += 1
+        n = len(eps)
+        order = [eps[(self._rr + i) % n] for i in range(n)]
+        return min(order, key=lambda e: (e.not_before > now, e.in_flight))
+
+    async def send(self, request: Request) -> Completion:
+        session = self._session or self._open()
+        data = self._body(request)
+        s = self.settings
+        last = ""
+        for attempt in range(s.max_retries + 1):
+            ep = self._pick()
+            wait = ep.not_before - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            ep.in_flight += 1
+            try:
+                async with session.post(ep.url, data=data) as resp:
+                    status = resp.status
+                    raw = await resp.read()
+                    headers = resp.headers
+                if status == 200:
+                    completion = self._parse(raw, request)
+                    completion.attempts = attempt + 1
+                    self.answered += 1
+                    return completion
+                self._raise_for(status, raw, headers, ep)
+            except _Transient as exc:
+                last = f"{redact_url(ep.base_url)}: {exc}"
+                retry_after = exc.retry_after
+            except _TRANSIENT as exc:
+                last = f"{redact_url(ep.base_url)}: {type(exc).__name__} {self._redact(str(exc))}".rstrip()
+                retry_after = None
+            finally:
+                ep.in_flight -= 1
+            if attempt == s.max_retries:
+                break
+            if retry_after is not None:
+                # pause the endpoint for everyone; the next pick waits (or takes another endpoint)
+                jitter = random.uniform(0, 0.1 * retry_after)
+                ep.not_before = max(ep.not_before, time.monotonic() + retry_after + jitter)
+            else:
+                backoff = min(s.retry_max_delay, s.retry_base_delay * 2 ** attempt)
+                await asyncio.sleep(backoff / 2 + random.uniform(0, backoff / 2))
+        hint = "" if self.answered else " (no answer received from it yet: check the base URL and that the server is running)"
+        raise LLMUnavailable(f"no answer after {s.max_retries + 1} attempts; last error {last}{hint}")
+
+    def _parse(self, raw: bytes, request: Request) -> Completion:
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            if self.settings.api == "chat":
+                text = choice["message"].get("content") or ""
+            else:
+                text = choice.get("text") or ""
+            usage = data.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise _Transient(f"malformed answer: {raw[:200]!r}") from None
+        estimated = "prompt_tokens" not in usage or "completion_tokens" not in usage
+        if estimated:
+            tokens_in, tokens_out = estimate_tokens(request.prompt_as_text()), estimate_tokens(text)
+        else:
+            tokens_in, tokens_out = int(usage["prompt_tokens"] or 0), int(usage["completion_tokens"] or 0)
+        return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out,
+                          finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.settings.model),
+                          usage_estimated=estimated)
+
+    def _raise_for(self, status: int, raw: bytes, headers: Any, ep: Endpoint) -> None:
+        message = self._redact(_error_message(raw))
+        where = redact_url(ep.base_url)
+        if status in RETRY_STATUSES:
+            raise _Transient(f"HTTP {status} {message}".rstrip(), _retry_after(headers))
+        if status in (401, 403):
+            raise LLMConfigError(
+                f"{where} rejected the request (HTTP {status}: {message}); the API key is read from "
+                f"${self.settings.api_key_env}")
+        if status == 404:
+            raise LLMConfigError(
+                f"{where} answered HTTP 404 ({message}); check the model name {self.settings.model!r} and that "
+                f"the base URL ends where the OpenAI API starts (usually /v1)")
+        raise LLMRequestError(f"{where} refused the request: HTTP {status} {message}".rstrip())
+
+    def _redact(self, text: str) -> str:
+        key = self._key
+        if not key or not text:
+            return text
+        text = text.replace(key, "***")
+        if len(key) >= 8:
+            def scrub(m: re.Match[str]) -> str:
+                tok = m.group(0)
+                return "***" if len(tok) >= 6 and (tok[:6] == key[:6] or tok[-4:] == key[-4:]) else tok
+            text = re.sub(r"[^\s'\",:;()]+", scrub, text)
+        return text
+
+
+def _error_message(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+        err = data.get("error", data) if isinstance(data, dict) else data
+        if isinstance(err, dict):
+            return str(err.get("message") or err)[:500]
+        return str(err)[:500]
+    except ValueError:
+        return raw[:300].decode("utf-8", "replace")
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return min(MAX_RETRY_AFTER, max(0.0, float(ms) / 1000))
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return min(MAX_RETRY_AFTER, max(0.0, float(value)))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(MAX_RETRY_AFTER, max(0.0, when.timestamp() - time.time()))

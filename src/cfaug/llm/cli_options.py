@@ -1,0 +1,100 @@
+"""The ``--llm-*`` options of ``cfaug augment`` and how they become the ``llm`` method parameter.
+
+Every option can also be set in the ``--config`` file under its option name (``llm_base_url``,
+``llm_model``, ``concurrency``, ``max_budget``...); flags win over the file, the file's top-level options
+win over its ``params: {llm: {...}}`` mapping. The API key is never an option: its environment variable
+is named by ``--llm-api-key-env`` (default ``OPENAI_API_KEY``) and read when the client starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+#: (option name in args/config file, key in the ``llm`` settings mapping)
+OPTION_KEYS: tuple[tuple[str, str], ...] = (
+    ("llm_backend", "backend"),
+    ("llm_base_url", "base_url"),
+    ("llm_model", "model"),
+    ("llm_api", "api"),
+    ("llm_api_key_env", "api_key_env"),
+    ("llm_device", "device"),
+    ("llm_batch_size", "batch_size"),
+    ("concurrency", "concurrency"),
+    ("cache_dir", "cache_dir"),
+    ("no_cache", "cache"),
+    ("refresh", "refresh"),
+    ("max_budget", "max_budget"),
+    ("price_table", "price_table"),
+    ("rpm", "rpm"),
+    ("tpm", "tpm"),
+    ("request_timeout", "request_timeout"),
+    ("max_retries", "max_retries"),
+)
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the LLM option group to ``parser`` (every default is None, so a config file can fill it)."""
+    g = parser.add_argument_group(
+        "LLM (methods that call a language model, e.g. zero-shot)",
+        "The API key is read from the environment variable named by --llm-api-key-env.")
+    g.add_argument("--llm-backend", default=None,
+                   help="openai (any OpenAI-compatible server), transformers (local model folder) or vllm "
+                        "(default: openai when a base URL is given, transformers when --llm-model is a folder)")
+    g.add_argument("--llm-base-url", action="append", default=None, metavar="URL",
+                   help="server URL, e.g. http://localhost:8000/v1; repeat or comma-separate to load-balance "
+                        "(default: $CFAUG_LLM_BASE_URL or $OPENAI_BASE_URL)")
+    g.add_argument("--llm-model", default=None, help="served model name, or local model folder (default: $CFAUG_LLM_MODEL)")
+    g.add_argument("--llm-api", choices=("chat", "completions"), default=None, help="HTTP endpoint (default chat)")
+    g.add_argument("--llm-api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    g.add_argument("--llm-device", default=None, help="local models: cpu, cuda, cuda:1 (default: cuda if available)")
+    g.add_argument("--llm-batch-size", type=int, default=None, help="local models: requests per batch (default 8)")
+    g.add_argument("--concurrency", type=int, default=None, help="requests in flight at once (default 16)")
+    g.add_argument("--cache-dir", default=None,
+                   help="request cache folder (default: $CFAUG_CACHE_DIR or the user cache folder, e.g. ~/.cache/cfaug/llm)")
+    g.add_argument("--no-cache", action="store_const", const=True, default=None,
+                   help="neither read nor write the request cache")
+    g.add_argument("--refresh", action="store_const", const=True, default=None,
+                   help="ask again even when the cache has an answer (and store the new answers)")
+    g.add_argument("--max-budget", type=float, default=None, metavar="USD",
+                   help="stop cleanly before the estimated cost would exceed this (needs a known price)")
+    g.add_argument("--price-table", default=None, metavar="FILE",
+                   help="YAML/JSON of 'model: {input: USD per 1M tokens, output: ...}' added to the built-in prices")
+    g.add_argument("--rpm", type=float, default=None, help="at most this many requests per minute")
+    g.add_argument("--tpm", type=float, default=None, help="at most this many tokens per minute")
+    g.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS", help="per request (default 120)")
+    g.add_argument("--max-retries", type=int, default=None, help="retries of a failing request (default 6)")
+
+
+def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> None:
+    """Merge the LLM options (flags, then the config file's top-level options) into ``params["llm"]``.
+    Leaves ``params`` untouched when no LLM option is set anywhere, so non-LLM methods are unaffected."""
+    cfg: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        from cfaug.cli.options import load_config_file
+
+        cfg = load_config_file(args.config)
+    if "llm_api_key" in cfg:
+        from cfaug.cli import CliError
+
+        raise CliError(f"{args.config}: do not put API keys in config files; set an environment variable and "
+                       "name it with llm_api_key_env")
+    llm = dict(params.get("llm") or {})
+    for option, key in OPTION_KEYS:
+        value = getattr(args, option, None)
+        if value is None:
+            value = cfg.get(option)
+        if value is None:
+            continue
+        if option == "no_cache":
+            value = not _truthy(value)
+        llm[key] = value
+    if llm:
+        params["llm"] = llm
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)

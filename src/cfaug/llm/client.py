@@ -1,0 +1,169 @@
+"""The LLM client: the one object methods talk to.
+
+``await client.chat(messages, max_tokens=..., seed=..., sample=...)`` goes through, in order: the request
+cache (a hit returns at once and costs nothing), de-duplication of identical requests in flight, the
+budget guard, the concurrency limit, the RPM/TPM limits, then the backend (which retries transient
+failures). Every answer is counted in the usage ledger under the client's ``tag`` (the method name) and
+the call's ``purpose``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from cfaug.llm.backends import BACKENDS, Backend
+from cfaug.llm.cache import ResponseCache, fingerprint
+from cfaug.llm.errors import LLMConfigError
+from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
+from cfaug.llm.ratelimit import Limits
+from cfaug.llm.settings import LLMSettings
+from cfaug.llm.types import Completion, Message, Request, estimate_tokens
+from cfaug.registry import RegistryError
+
+#: ``max_tokens`` assumed for budget and rate estimates when a request sets none.
+DEFAULT_MAX_TOKENS = 512
+
+
+class LLMClient:
+    """Caching, limited, accounted access to one backend. Create it with :func:`create_client`."""
+
+    def __init__(self, backend: Backend, *, cache: ResponseCache | None = None, ledger: UsageLedger | None = None,
+                 concurrency: int = 16, refresh: bool = False, max_budget: float | None = None,
+                 limits: Limits | None = None, tag: str = "default") -> None:
+        self.backend = backend
+        self.cache = cache
+        self.ledger = ledger or UsageLedger(backend.model)
+        self.concurrency = concurrency
+        self.refresh = refresh
+        self.tag = tag
+        self.limits = limits if limits is not None and limits.active else None
+        if max_budget is not None and self.ledger.price is None:
+            raise LLMConfigError(
+                f"--max-budget needs a price for model {backend.model!r}; add it to a price table "
+                f"(--price-table FILE with '{backend.model}: {{input: USD per 1M tokens, output: ...}}')")
+        self.budget = BudgetGuard(max_budget) if max_budget is not None else None
+        self._sem: asyncio.Semaphore | None = None
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._backend_id = backend.kind
+        self._model_id = backend.model_id
+        self.closed = False
+
+    # -- public calls --------------------------------------------------------------------------------
+    async def chat(self, messages: Sequence[Message], *, seed: int | None = None, sample: int = 0,
+                   purpose: str = "generate", **params: Any) -> Completion:
+        """Answer a chat conversation. ``params`` are generation parameters (``max_tokens``,
+        ``temperature``, ``top_p``, ``stop``...)."""
+        req = Request(messages=tuple({"role": m["role"], "content": m["content"]} for m in messages),
+                      params=params, seed=seed, sample=sample)
+        return await self.send(req, purpose=purpose)
+
+    async def complete(self, prompt: str, *, seed: int | None = None, sample: int = 0,
+                       purpose: str = "generate", **params: Any) -> Completion:
+        """Continue a raw prompt (completions endpoint, or plain generation for local models)."""
+        return await self.send(Request(prompt=prompt, params=params, seed=seed, sample=sample), purpose=purpose)
+
+    async def send(self, request: Request, *, purpose: str = "generate") -> Completion:
+        key = fingerprint(self._backend_id, self._model_id, request)
+        if self.cache is not None and not self.refresh:
+            hit = self.cache.get(key)
+            if hit is not None:
+                completion = Completion.from_cache(hit)
+                self.ledger.record(completion, self.tag, purpose)
+                return completion
+        shared = self._inflight.get(key)
+        if shared is not None:
+            try:
+                completion = await asyncio.shield(shared)
+            except asyncio.CancelledError:
+                if shared.cancelled():  # the first asker was cancelled, not us: ask ourselves
+                    return await self.send(request, purpose=purpose)
+                raise
+            cached = Completion(**{**completion.__dict__, "cached": True, "attempts": 0})
+            self.ledger.record(cached, self.tag, purpose)
+            return cached
+        fut: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            completion = await self._call(request, purpose)
+        except asyncio.CancelledError:
+            fut.cancel()
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark it retrieved: nobody may be waiting
+            raise
+        else:
+            fut.set_result(completion)
+        finally:
+            del self._inflight[key]
+        if self.cache is not None:
+            self.cache.put(key, self._backend_id, self._model_id, completion.to_cache())
+        return completion
+
+    async def _call(self, request: Request, purpose: str) -> Completion:
+        reserved = 0.0
+        if self.budget is not None:
+            reserved = self.ledger.worst_case_cost(request, DEFAULT_MAX_TOKENS)
+            await self.budget.reserve(reserved)
+        try:
+            sem = self._sem
+            if sem is None:
+                sem = self._sem = asyncio.Semaphore(self.concurrency)
+            async with sem:
+                if self.limits is not None:
+                    est = estimate_tokens(request.prompt_as_text()) + (request.max_tokens or DEFAULT_MAX_TOKENS)
+                    await self.limits.acquire(est)
+                    completion = await self.backend.send(request)
+                    self.limits.settle(est, completion.tokens_in + completion.tokens_out)
+                else:
+                    completion = await self.backend.send(request)
+        except BaseException:
+            if self.budget is not None:
+                await self.budget.settle(reserved, 0.0)
+            raise
+        cost = self.ledger.record(completion, self.tag, purpose)
+        if self.budget is not None:
+            await self.budget.settle(reserved, cost)
+        return completion
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        """Usage figures for the run summary."""
+        return self.ledger.report()
+
+    async def aclose(self) -> None:
+        """Close loop-bound resources (HTTP session) and commit the cache."""
+        await self.backend.aclose()
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.flush)
+        self._sem = None  # loop-bound: a later event loop makes new ones
+        if self.budget is not None:
+            self.budget.loop_closed()
+
+    def close(self) -> None:
+        """Commit and close the cache and release the backend."""
+        if self.closed:
+            return
+        self.closed = True
+        self.backend.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def create_client(settings: LLMSettings, *, tag: str = "default") -> LLMClient:
+    """Build a client from settings: resolve backend and model, read the key from the environment, open
+    the cache, load prices. Raises :class:`~cfaug.llm.errors.LLMConfigError` on anything unusable."""
+    s = settings.resolved()
+    try:
+        backend_cls = BACKENDS.get(s.backend)
+    except RegistryError as exc:
+        raise LLMConfigError(str(exc)) from None
+    backend = backend_cls(s)
+    backend.check()
+    cache = ResponseCache(s.cache_dir) if s.cache else None
+    ledger = UsageLedger(s.model, PriceTable.load(s.price_table))
+    limits = Limits(s.rpm, s.tpm)
+    return LLMClient(backend, cache=cache, ledger=ledger, concurrency=s.concurrency, refresh=s.refresh,
+                     max_budget=s.max_budget, limits=limits, tag=tag)

@@ -1,0 +1,353 @@
+"""auto-CAD: counterfactuals by removing (RM-CT) or replacing (REP-CT) causal terms.
+
+Recipe (see README, "auto-cad"):
+
+1. A classifier ``C`` (TF-IDF + logistic regression trained on the input, or a local HF classifier).
+2. Candidate causal terms: lexicon words of the label's polarity and negation phrases; importance by
+   classifier sensitivity over sampled contexts (Eq. 1), all perturbations scored in one batch.
+3. RM-CT: in each sentence, remove the most important causal term (for a negation phrase: the negator).
+4. REP-CT: replace causal terms in order of importance by an opposite-polarity word that fits the context
+   and moves ``C`` toward the target; negation phrases lose their negator. Then further substitutions of
+   the remaining label-polarity words until ``C`` flips.
+5. Filters: ``C`` predicts the target, token edit rate <= ``max_edit_rate``, sentence-embedding cosine to
+   the original >= ``min_similarity``. Every candidate carries its edits, scores and filter results.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cfaug.data.records import Counterfactual, Record, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.judges.similarity import token_edit_rate
+from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
+from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, load_lexicon
+from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.methods.auto_cad.replacements import (
+    LexiconProposer,
+    MaskedLMProposer,
+    ReplacementRequest,
+    Weights,
+)
+from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, tokenize
+from cfaug.methods.base import METHODS, Method, MethodConfigError
+
+NAME = "auto-cad.v1"
+
+
+@dataclass
+class AutoCADConfig:
+    """Parameters of auto-CAD (``-p key=value`` on the command line)."""
+
+    classifier: str | None = None  #: local path of a HF sequence classifier (default: TF-IDF + LR on the input)
+    classifier_labels: str | None = None  #: its output labels in order, comma-separated
+    folds: int = 5  #: default classifier: cross-fitted, each text judged by a model not trained on it
+    mlm: str | None = None  #: local path of a masked LM proposing replacements (default: lexicon ranker)
+    pairs: str | None = None  #: paired counterfactual file to mine substitutions from (CAD paired format)
+    encoder: str | None = None  #: local sentence-transformers path (default: packaged all-MiniLM-L6-v2)
+    variants: str = "rm,rep"  #: which counterfactuals to emit: rm (RM-CT), rep (REP-CT)
+    context_samples: int = 4  #: sampled contexts per term for Eq. 1 (plus the full sentence)
+    context_keep: float = 0.8  #: probability that a context token is kept in a sample
+    top_candidates: int = 20  #: replacement candidates scored in context per term
+    replace: str = "all"  #: REP-CT: "all" causal terms, or "until-flip" (stop at the first flip)
+    classifier_weight: float = 2.0  #: weight of the classifier's movement when choosing a replacement
+    lm_weight: float = 0.15  #: weight of the bigram/MLM context fit
+    antonym_weight: float = 1.5  #: bonus for a word from the built-in antonym table
+    pairs_weight: float = 1.0  #: bonus for substitutions mined from --pairs
+    require_flip: bool = True  #: filter: the classifier must predict the target
+    max_edit_rate: float = 0.3  #: filter: token edit rate at most this
+    min_similarity: float = 0.7  #: filter: embedding cosine to the original at least this (0 = off)
+    device: str | None = None  #: torch device for HF models (default: cuda if available)
+
+
+@METHODS.register(NAME, "offline: remove/replace causal terms found by classifier sensitivity (RM-CT, REP-CT)")
+class AutoCAD(Method):
+    name = NAME
+    Config = AutoCADConfig
+    supported_tasks = ("sentiment", "rating")
+    batch_size = 32
+
+    def __init__(self, config: AutoCADConfig | None = None, *, seed: int = 0) -> None:
+        super().__init__(config, seed=seed)
+        c = self.config
+        if c.replace not in ("all", "until-flip"):
+            raise MethodConfigError(f"replace must be 'all' or 'until-flip', got {c.replace!r}")
+        self.variants = {v.strip() for v in c.variants.split(",") if v.strip()}
+        if not self.variants or self.variants - {"rm", "rep"}:
+            raise MethodConfigError(f"variants must be a subset of rm,rep; got {c.variants!r}")
+        self.lexicon = load_lexicon()
+        self.classifier: Any = None
+        self.folds: list[Any] = []
+        self.proposer: Any = None
+        self._encoder: Any = None
+        self._task: Task | None = None
+
+    # ------------------------------------------------------------------------------------------- prepare
+    def prepare(self, records: Sequence[Record], task: Task) -> dict[str, Any]:
+        self.check_task(task)
+        self._task = task
+        c = self.config
+        if c.classifier:
+            from cfaug.judges.classifier import HFClassifierJudge
+
+            labels = [x.strip() for x in c.classifier_labels.split(",")] if c.classifier_labels else None
+            self.classifier = HFClassifierJudge(c.classifier, labels=labels, device=c.device)
+            unknown = set(self.classifier.labels) - set(task.label_space.labels)
+            if unknown:
+                raise MethodConfigError(f"classifier labels {sorted(unknown)} are not labels of task {task.name}; "
+                                        "pass classifier_labels in the model's output order")
+        else:
+            from cfaug.judges.classifier import TfidfLinearJudge
+
+            labels = [r.label for r in records]
+            if len(set(labels)) < 2:
+                raise MethodConfigError("auto-cad trains its classifier on the input, which needs both labels; "
+                                        "pass a trained classifier with --classifier for single-label input")
+            k = max(1, min(c.folds, len(records) // 2))
+            self.folds = [TfidfLinearJudge(model="logreg", C=10.0, min_df=2, seed=self.seed)
+                          for _ in range(k)]
+            for f, clf in enumerate(self.folds):
+                train = [r for r in records if k == 1 or _fold(r.id, k) != f]
+                if len({r.label for r in train}) < 2:
+                    raise MethodConfigError("auto-cad needs both labels in every training fold; pass folds=1")
+                clf.fit([r.text() for r in train], [r.label for r in train])
+            self.classifier = self.folds[0]
+        bigram = BigramModel().fit(
+            [t.lower for t in toks if t.is_word] for toks in _sentences(r.text() for r in records))
+        pairs: dict[str, Counter[str]] = {}
+        if c.pairs:
+            from cfaug.methods.auto_cad.pairs import mine_pairs
+
+            pairs = mine_pairs(c.pairs)
+        if c.mlm:
+            self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=c.device, lm_weight=c.lm_weight)
+        else:
+            self.proposer = LexiconProposer(
+                self.lexicon, bigram, self.encoder, pairs,
+                Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
+                top_n=c.top_candidates)
+        return {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)), "proposer": self.proposer.name,
+                "mined_pairs": sum(len(v) for v in pairs.values())}
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            from cfaug.judges.similarity import SentenceEncoder
+
+            self._encoder = SentenceEncoder(self.config.encoder, device=self.config.device)
+        return self._encoder
+
+    # ------------------------------------------------------------------------------------------ generate
+    def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
+        """Group items by the classifier that judges them (cross-fitting folds), then edit."""
+        if len(self.folds) <= 1:
+            return self._generate(items, task)
+        results: list[list[Counterfactual]] = [[] for _ in items]
+        for f, clf in enumerate(self.folds):
+            idx = [i for i, it in enumerate(items) if _fold(it.record.id, len(self.folds)) == f]
+            if idx:
+                self.classifier = clf
+                for i, res in zip(idx, self._generate([items[i] for i in idx], task)):
+                    results[i] = res
+        return results
+
+    def _generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
+        labels = list(self.classifier.labels)
+        docs = []
+        for item in items:
+            tokens = tokenize(item.record.text())
+            src_pol, tgt_pol = _polarity(task, item.record.label), _polarity(task, item.target)
+            terms = find_candidates(tokens, self.lexicon, src_pol) if src_pol and tgt_pol else []
+            rng = np.random.default_rng(self.item_seed(item))
+            for term in terms:
+                term.contexts = build_contexts(tokens, term, self.config.context_samples,
+                                               self.config.context_keep, rng)
+            col = labels.index(item.record.label) if item.record.label in labels else 0
+            docs.append((tokens, terms, col))
+        score_terms(docs, self.classifier.predict_proba)
+
+        results: list[list[Counterfactual]] = [[] for _ in items]
+        pending: list[tuple[int, str, list[Edit], list[CausalTerm]]] = []
+        rep_plans = self._plan_replacements(items, docs, task)
+        for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
+            ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
+            if "rm" in self.variants and ranked:
+                best: dict[int, CausalTerm] = {}
+                for t in ranked:
+                    best.setdefault(tokens[t.head].sentence, t)
+                chosen = sorted(best.values(), key=lambda t: -t.importance)
+                pending.append((i, "rm-ct", [self._removal(tokens, t) for t in chosen], chosen))
+            if "rep" in self.variants and rep_plans[i]:
+                edits, used = self._until_flip(item, rep_plans[i])
+                pending.append((i, "rep-ct", edits, used))
+        self._finish(items, docs, pending, results)
+        return results
+
+    def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], task: Task) -> list[list[tuple[Edit, CausalTerm]]]:
+        """For every causal term with positive importance, the edit REP-CT would make, ordered by
+        importance; remaining label-polarity words follow (the further substitutions)."""
+        requests, where = [], []
+        for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
+            tgt_pol = _polarity(task, item.target)
+            for t in terms:
+                if t.kind == "word":
+                    requests.append(_request(tokens, t.head, tgt_pol))
+                    where.append((i, t))
+        proposals = self.proposer.propose(requests) if requests else []
+        # classifier movement toward the target for every (term, candidate), in one batch
+        texts: dict[str, int] = {}
+        cand_texts = []
+        for (i, t), cands in zip(where, proposals):
+            tokens = docs[i][0]
+            ctx = t.contexts[0][0] if t.contexts else tokens[t.head].text
+            rows = []
+            for cand, _ in cands:
+                variant = _sentence_with(tokens, t.head, cand)
+                rows.append(texts.setdefault(variant, len(texts)))
+            base = texts.setdefault(ctx, len(texts))
+            cand_texts.append((base, rows))
+        probs = self.classifier.predict_proba(list(texts)) if texts else np.zeros((0, 0))
+        labels = list(self.classifier.labels)
+        plans: list[list[tuple[Edit, CausalTerm]]] = [[] for _ in items]
+        for (i, t), cands, (base, rows) in zip(where, proposals, cand_texts):
+            if not cands:
+                continue
+            tcol = labels.index(items[i].target) if items[i].target in labels else 0
+            moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
+            lm = np.array([s for _, s in cands])
+            total = lm + self.config.classifier_weight * moves
+            k = int(np.argmax(total))
+            tok = docs[i][0][t.head]
+            plans[i].append((Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace"), t))
+        for i, (_, terms, _) in enumerate(docs):
+            tokens = docs[i][0]
+            for t in terms:
+                if t.kind == "negation":
+                    plans[i].append((self._removal(tokens, t), t))
+            plans[i].sort(key=lambda et: -et[1].importance)
+        return plans
+
+    def _until_flip(self, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
+        """Apply edits in order: all with positive importance (``replace="all"``) or until the classifier
+        flips, then the rest one by one until it does."""
+        text = item.record.text()
+        labels = list(self.classifier.labels)
+        tcol = labels.index(item.target) if item.target in labels else 0
+        prefixes = [apply_edits(text, [e for e, _ in plan[: k + 1]]) for k in range(len(plan))]
+        probs = self.classifier.predict_proba(prefixes)[:, tcol]
+        positive = sum(1 for _, t in plan if t.importance > 0)
+        flip_at = next((k for k, p in enumerate(probs) if p > 0.5), None)
+        if self.config.replace == "all":
+            n = max(positive, (flip_at + 1) if flip_at is not None else len(plan))
+        else:
+            n = (flip_at + 1) if flip_at is not None else len(plan)
+        n = max(1, min(n, len(plan)))
+        return [e for e, _ in plan[:n]], [t for _, t in plan[:n]]
+
+    def _removal(self, tokens: Sequence[Token], term: CausalTerm) -> Edit:
+        tok = tokens[term.head]
+        if term.kind == "word":
+            return Edit(tok.start, tok.end, "", tok.text, "remove")
+        new = NEGATORS.get(tok.lower, "")
+        if tok.lower == "n't" and term.head > 0:
+            prev = tokens[term.head - 1]
+            aux = AUX_AFTER_NT.get(prev.lower)
+            if aux:  # "won't" -> "will": rewrite the auxiliary and drop n't
+                return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
+        return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
+
+    def _finish(self, items: Sequence[WorkItem], docs: list[Any],
+                pending: list[tuple[int, str, list[Edit], list[CausalTerm]]], results: list[list[Counterfactual]]) -> None:
+        if not pending:
+            return
+        labels = list(self.classifier.labels)
+        new_texts = [apply_edits(items[i].record.text(), edits) for i, _, edits, _ in pending]
+        probs = self.classifier.predict_proba(new_texts)
+        c = self.config
+        need_sim = []
+        cands = []
+        for (i, variant, edits, terms), new, p in zip(pending, new_texts, probs):
+            item = items[i]
+            orig = item.record.text()
+            if new == orig or not edits:
+                continue
+            tcol = labels.index(item.target) if item.target in labels else 0
+            flipped = bool(labels[int(np.argmax(p))] == item.target)
+            rate = token_edit_rate(orig, new)
+            filters: dict[str, Any] = {"flip": flipped or not c.require_flip, "edit_rate": rate <= c.max_edit_rate}
+            tokens = docs[i][0]
+            meta = {
+                "variant": variant,
+                "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)],
+                "causal_terms": [t.describe(tokens) for t in terms],
+                "own_judge": {"name": self.classifier.name, "target_prob": round(float(p[tcol]), 4),
+                              "flipped": flipped},
+                "edit_rate": round(rate, 4),
+                "proposer": self.proposer.name,
+            }
+            cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
+            cands.append((i, cf, filters))
+            if c.min_similarity > 0 and all(filters.values()):
+                need_sim.append(len(cands) - 1)
+        if need_sim:
+            sims = self.encoder.cosine([cands[k][1].source.text() for k in need_sim],
+                                       [cands[k][1].fields["text"] for k in need_sim])
+            for k, s in zip(need_sim, sims):
+                cands[k][1].meta["similarity"] = round(float(s), 4)
+                cands[k][2]["similarity"] = bool(s >= c.min_similarity)
+        for i, cf, filters in cands:
+            if c.min_similarity > 0 and "similarity" not in filters:
+                filters["similarity"] = None  # not computed: an earlier filter already failed
+            cf.meta["filters"] = filters
+            cf.meta["passed"] = all(v is not False for v in filters.values())
+            results[i].append(cf)
+
+
+def _fold(record_id: str, k: int) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(record_id.encode()).digest()[:4], "little") % k
+
+
+def _polarity(task: Task, label: str | None) -> str | None:
+    """Sentiment polarity of a label; for ratings, the side of the middle it is on."""
+    if label is None:
+        return None
+    if task.name == "sentiment":
+        return label
+    levels = list(task.label_space.labels)
+    idx, mid = levels.index(label), (len(levels) - 1) / 2
+    return None if idx == mid else ("positive" if idx > mid else "negative")
+
+
+def _sentences(texts: Sequence[str] | Any) -> Any:
+    for text in texts:
+        toks = tokenize(text)
+        cur: list[Token] = []
+        sent = 0
+        for t in toks:
+            if t.sentence != sent and cur:
+                yield cur
+                cur = []
+            sent = t.sentence
+            cur.append(t)
+        if cur:
+            yield cur
+
+
+def _request(tokens: Sequence[Token], i: int, target_polarity: str) -> ReplacementRequest:
+    tok = tokens[i]
+    left = tokens[i - 1].lower if i > 0 and tokens[i - 1].sentence == tok.sentence else "<s>"
+    right = tokens[i + 1].lower if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else "</s>"
+    masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
+    return ReplacementRequest(tok.lower, left, right, target_polarity, masked)
+
+
+def _sentence_with(tokens: Sequence[Token], i: int, word: str) -> str:
+    sent = tokens[i].sentence
+    return " ".join(word if j == i else t.text for j, t in enumerate(tokens) if t.sentence == sent)

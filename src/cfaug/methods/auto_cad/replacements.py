@@ -1,0 +1,163 @@
+"""Replacement candidates for a causal word: opposite-polarity words that fit the context.
+
+Two proposers share one interface, ``propose(requests) -> list of (candidate, context score) lists``:
+
+* :class:`LexiconProposer` (offline default): opposite-polarity lexicon words ranked by a prior
+  (word-embedding similarity to the replaced word under the sentence encoder, the built-in antonym table,
+  substitution pairs mined from paired counterfactual data) plus a bigram model of the input corpus.
+* :class:`MaskedLMProposer`: a masked language model by local path proposes the top words for the masked
+  slot; those of the opposite polarity are kept, scored by the MLM's log-probability.
+
+The method then adds the classifier's movement toward the target (Eq. 1 on the candidate) and picks the
+best candidate.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cfaug.methods.auto_cad.lexicon import Lexicon
+from cfaug.methods.auto_cad.ngram import BigramModel
+
+
+@dataclass(frozen=True)
+class ReplacementRequest:
+    word: str  # lower-cased word to replace
+    left: str  # lower-cased previous token ("<s>" at sentence start)
+    right: str  # lower-cased next token ("</s>" at sentence end)
+    target_polarity: str
+    masked_sentence: str = ""  # the sentence with the word replaced by the mask token "[MASK]"
+
+
+@dataclass
+class Weights:
+    embedding: float = 1.0
+    antonym: float = 1.5
+    pairs: float = 1.0
+    lm: float = 0.15
+
+
+class LexiconProposer:
+    """Offline proposer: lexicon words of the target polarity, ranked by prior and bigram fit."""
+
+    def __init__(self, lexicon: Lexicon, bigram: BigramModel, encoder: object | None,
+                 pairs: dict[str, Counter[str]] | None = None, weights: Weights | None = None,
+                 top_n: int = 20, min_count: int = 2, min_prior: float = 0.3) -> None:
+        self.lexicon, self.bigram, self.encoder = lexicon, bigram, encoder
+        self.pairs = pairs or {}
+        self.w = weights or Weights()
+        self.top_n, self.min_prior = top_n, min_prior
+        self._vocab: dict[str, list[str]] = {}
+        self._emb: dict[str, np.ndarray] = {}
+        for pol in ("positive", "negative"):
+            words = self.lexicon.words(pol)
+            common = {w for w in words if bigram.count(w) >= min_count and w.isalpha()}
+            extra = {a for ants in lexicon.antonyms.values() for a in ants if a in words}
+            extra |= {c for cs in self.pairs.values() for c in cs if c in words}
+            vocab = common | extra
+            if len(vocab) < 50:  # tiny input corpus: fall back to the whole lexicon
+                vocab |= {w for w in words if w.isalpha()}
+            self._vocab[pol] = sorted(vocab)
+        self.name = "lexicon"
+
+    def _embed(self, words: Sequence[str]) -> np.ndarray:
+        if self.encoder is None:
+            return np.zeros((len(words), 1), dtype=np.float32)
+        return self.encoder.encode(list(words))  # type: ignore[attr-defined]
+
+    def _vocab_matrix(self, polarity: str) -> np.ndarray:
+        if polarity not in self._emb:
+            self._emb[polarity] = self._embed(self._vocab[polarity])
+        return self._emb[polarity]
+
+    def priors(self, word: str, polarity: str) -> list[tuple[str, float]]:
+        """Top candidates for ``word`` by prior score (embedding, antonyms, mined pairs)."""
+        vocab = self._vocab[polarity]
+        if not vocab:
+            return []
+        sims = self._vocab_matrix(polarity) @ self._embed([word])[0]
+        score = self.w.embedding * sims
+        ants = set(self.lexicon.antonyms.get(word, ()))
+        mined = self.pairs.get(word, Counter())
+        top_mined = max(mined.values(), default=0)
+        bonus = {}
+        for i, cand in enumerate(vocab):
+            b = 0.0
+            if cand in ants:
+                b += self.w.antonym
+            if top_mined and mined.get(cand):
+                b += self.w.pairs * math.log1p(mined[cand]) / math.log1p(top_mined)
+            if b:
+                bonus[i] = b
+        for i, b in bonus.items():
+            score[i] += b
+        adverb = word.endswith("ly")
+        order = [i for i in np.argsort(-score)
+                 if vocab[i] != word and (i in bonus or (score[i] >= self.min_prior
+                                                          and vocab[i].endswith("ly") == adverb))]
+        return [(vocab[i], float(score[i])) for i in order[: self.top_n]]
+
+    def propose(self, requests: Sequence[ReplacementRequest]) -> list[list[tuple[str, float]]]:
+        self._embed(sorted({r.word for r in requests}))  # one batched encoder call, memoised
+        out = []
+        for req in requests:
+            cands = self.priors(req.word, req.target_polarity)
+            if not cands:
+                out.append([])
+                continue
+            lm = np.array([self.bigram.context_logp(c, req.left, req.right) for c, _ in cands])
+            lm -= lm.max()
+            out.append([(c, p + self.w.lm * float(s)) for (c, p), s in zip(cands, lm)])
+        return out
+
+
+class MaskedLMProposer:
+    """Candidates from a masked language model (local path), filtered to the target polarity."""
+
+    def __init__(self, path: str | os.PathLike[str], lexicon: Lexicon, top_k: int = 100,
+                 device: str | None = None, batch_size: int = 32, lm_weight: float = 0.15) -> None:
+        import torch
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        from cfaug.judges.models import resolve_local_model, torch_device
+
+        self.path = resolve_local_model(path, "masked language model")
+        self.tok = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        self.model = AutoModelForMaskedLM.from_pretrained(str(self.path), local_files_only=True)
+        self.device = torch_device(device)
+        self.model.to(self.device).eval()
+        self.lexicon, self.top_k, self.batch_size, self.lm_weight = lexicon, top_k, batch_size, lm_weight
+        self._torch = torch
+        self.name = f"mlm:{self.path.name}"
+
+    def propose(self, requests: Sequence[ReplacementRequest]) -> list[list[tuple[str, float]]]:
+        mask = self.tok.mask_token
+        out: list[list[tuple[str, float]]] = []
+        for i in range(0, len(requests), self.batch_size):
+            chunk = requests[i: i + self.batch_size]
+            texts = [r.masked_sentence.replace("[MASK]", mask) for r in chunk]
+            enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True, max_length=256)
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with self._torch.inference_mode():
+                logits = self.model(**enc).logits
+            for row, req in enumerate(chunk):
+                pos = (enc["input_ids"][row] == self.tok.mask_token_id).nonzero()
+                if len(pos) == 0:
+                    out.append([])
+                    continue
+                logp = self._torch.log_softmax(logits[row, pos[0, 0]].float(), dim=-1)
+                top = self._torch.topk(logp, min(self.top_k, logp.shape[-1]))
+                cands = []
+                for score, idx in zip(top.values.tolist(), top.indices.tolist()):
+                    word = self.tok.convert_ids_to_tokens(idx).lstrip("Ġ▁").lower()
+                    if word.isalpha() and word != req.word and self.lexicon.polarity(word) == req.target_polarity:
+                        cands.append((word, score))
+                best = max((sc for _, sc in cands), default=0.0)
+                out.append([(w, self.lm_weight * (sc - best)) for w, sc in cands])
+        return out

@@ -1,0 +1,109 @@
+"""Tokens with character spans, sentence boundaries and span edits that keep the original formatting."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*|n't|[^\sA-Za-z0-9]")
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|<br\s*/?>\s*(?:<br\s*/?>\s*)*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    start: int
+    end: int
+    sentence: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @property
+    def is_word(self) -> bool:
+        return self.text[0].isalnum()
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of sentences (split after . ! ? and at HTML line breaks)."""
+    spans, start = [], 0
+    for m in _SENT_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans or [(0, len(text))]
+
+
+def tokenize(text: str) -> list[Token]:
+    """Word and punctuation tokens with spans; ``don't`` becomes ``do`` + ``n't``."""
+    tokens: list[Token] = []
+    for si, (s, e) in enumerate(sentence_spans(text)):
+        for m in _WORD.finditer(text, s, e):
+            word = m.group()
+            low = word.lower()
+            if low.endswith("n't") and len(word) > 3:
+                cut = m.end() - 3
+                tokens.append(Token(text[m.start():cut], m.start(), cut, si))
+                tokens.append(Token(text[cut:m.end()], cut, m.end(), si))
+            else:
+                tokens.append(Token(word, m.start(), m.end(), si))
+    return tokens
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` by ``new`` (empty = delete)."""
+
+    start: int
+    end: int
+    new: str
+    old: str
+    kind: str  # "remove" | "replace" | "negation"
+
+    def to_json(self) -> dict[str, object]:
+        return {"start": self.start, "end": self.end, "old": self.old, "new": self.new, "kind": self.kind}
+
+
+def match_case(template: str, word: str) -> str:
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits; deletions also take one adjacent space and tidy punctuation."""
+    out, pos = [], 0
+    for ed in sorted(edits, key=lambda e: e.start):
+        if ed.start < pos:
+            continue  # overlapping edit: keep the first
+        start, end = ed.start, ed.end
+        if ed.new == "":
+            if end < len(text) and text[end] == " " and (start == 0 or text[start - 1] in " \n\"'(["):
+                end += 1
+            elif start > 0 and text[start - 1] == " ":
+                start -= 1
+        out.append(text[pos:start])
+        new = ed.new
+        # a deleted sentence-initial word hands its capital to the next word
+        if ed.new == "" and ed.old[:1].isupper() and end < len(text) and text[end].islower():
+            out.append(text[end].upper())
+            end += 1
+        out.append(new)
+        pos = end
+    out.append(text[pos:])
+    return _tidy("".join(out))
+
+
+_TIDY = [(re.compile(r" +([,.;:!?])"), r"\1"), (re.compile(r",\s*,"), ","), (re.compile(r"(^|[.!?]\s+),\s*"), r"\1"),
+         (re.compile(r"  +"), " ")]
+
+
+def _tidy(text: str) -> str:
+    for pat, rep in _TIDY:
+        text = pat.sub(rep, text)
+    return text

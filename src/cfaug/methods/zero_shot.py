@@ -1,0 +1,71 @@
+"""``zero-shot``: one instruction asking an LLM for a minimal edit that gives the text the target label.
+
+The simplest strategy compared in Compare&Generate (Rong et al.): no examples, no feedback, no search. For
+sentiment the text is rewritten towards the target polarity; for NLI the premise (or, with
+``--edit-side hypothesis``, the hypothesis) is revised so the pair takes the target relation; for ratings
+the review is rewritten to fit the target rating. Prompts: ``zero-shot-<task>`` (see ``cfaug prompts``).
+
+No judge checks the result: ``meta["passed"]`` is False only when the model returned the text unchanged.
+Judge the output with an independent classifier before trusting the flips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.llm.method import LLMConfig, LLMMethod, task_variables
+from cfaug.methods.base import METHODS
+
+
+@METHODS.register("zero-shot.v1", "LLM, one instruction: minimally edit the text so its label becomes the target")
+class ZeroShot(LLMMethod):
+    name = "zero-shot.v1"
+    supported_tasks = ("sentiment", "rating", "nli")
+
+    @dataclass
+    class Config(LLMConfig):
+        """``samples``: answers drawn per item (use a temperature above 0 to make them differ)."""
+
+        samples: int = 1
+
+    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
+        facts = super().prepare(records, task)
+        if self.config.samples < 1:
+            from cfaug.llm.errors import LLMConfigError
+
+            raise LLMConfigError("samples must be at least 1")
+        prompt = self.prompt(f"zero-shot-{task.name}")
+        facts["prompt"] = {"name": prompt.name, "path": prompt.path, "sha256": prompt.sha256}
+        return facts
+
+    async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
+        prompt = self.prompt(f"zero-shot-{task.name}")
+        variables = task_variables(item, task)
+        role = variables["edit_role"]
+        original = item.record.fields[role]
+        seed = self.item_seed(item) % (2 ** 31)
+        answers = await self.gather(*(
+            self.ask(prompt, variables, seed=seed, sample=s, max_tokens=self.max_tokens_for(original))
+            for s in range(self.config.samples)))
+        out: list[Counterfactual] = []
+        seen: set[str] = set()
+        for sample, answer in enumerate(answers):
+            text = answer.value
+            if text in seen:
+                continue
+            seen.add(text)
+            fields = dict(item.record.fields)
+            fields[role] = text
+            meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}
+            if _normalise(text) == _normalise(original):
+                meta["passed"] = False
+                meta["filter"] = "unchanged: the model returned the original text"
+            out.append(Counterfactual(item.record, fields, item.target, self.name, meta))
+        return out
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split()).lower()

@@ -1,0 +1,247 @@
+"""``zero-shot`` end to end: ``cfaug augment --method zero-shot`` against the loopback test server."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cfaug.cli import main
+
+_SERVER_PATH = Path(__file__).resolve().parents[1] / "llm" / "server.py"
+
+
+def _server_module():
+    name = "cfaug_tests_llm_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _SERVER_PATH)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+FakeLLM = _server_module().FakeLLM
+
+SWAPS = {"great": "awful", "moving": "tedious", "dull": "lively", "tired": "fresh", "love": "hate",
+         "Boring": "Gripping", "fine": "poor", "warm": "cold"}
+
+
+def flip_reply(body, prompt):
+    """Swap sentiment words in the text the prompt quotes, like a well-behaved model."""
+    text = re.search(r"Text:\n(.*?)\n\n", prompt, re.S).group(1)
+    return "<revised>" + re.sub(r"\w+", lambda m: SWAPS.get(m.group(0), m.group(0)), text) + "</revised>"
+
+
+def nli_reply(body, prompt):
+    premise = re.search(r"Premise: (.*)", prompt).group(1)
+    target = re.search(r"Target relation: (\w+)", prompt).group(1)
+    return f"<revised>{premise.rstrip('.')} ({target}).</revised>"
+
+
+REVIEWS = [("Positive", "A great, moving film."), ("Negative", "A dull and tired plot."),
+           ("Positive", "I love this fine, warm story."), ("Negative", "Boring from start to end.")]
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CFAUG_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CFAUG_LLM_BASE_URL", "CFAUG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def write_reviews(path: Path, rows=REVIEWS) -> Path:
+    path.write_text("Sentiment\tText\n" + "".join(f"{lab}\t{text}\n" for lab, text in rows), encoding="utf-8")
+    return path
+
+
+def augment(inp, out, srv, *extra):
+    return main(["augment", str(inp), "-o", str(out), "--method", "zero-shot", "--llm-base-url", srv.base_url,
+                 "--llm-model", "test-model", "--concurrency", "4", "--no-progress", *extra])
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_sentiment_flip_follows_the_output_contract(tmp_path, monkeypatch):
+    key = "sk-test-key-DO-NOT-LEAK-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply=flip_reply) as srv:
+        assert augment(inp, tmp_path / "out.jsonl", srv) == 0
+        assert srv.count() == 4
+        assert all(r.headers["Authorization"] == f"Bearer {key}" for r in srv.requests)
+    rows = {r["source_id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
+    assert rows["1"]["Text"] == "A awful, tedious film." and rows["1"]["Sentiment"] == "Negative"
+    assert rows["1"]["original_Text"] == "A great, moving film." and rows["1"]["original_Sentiment"] == "Positive"
+    assert rows["2"]["Text"] == "A lively and fresh plot." and rows["2"]["Sentiment"] == "Positive"
+    assert rows["1"]["method"] == "zero-shot.v1"
+    llm = rows["1"]["meta"]["llm"]
+    assert llm["prompt"] == "zero-shot-sentiment.v1" and llm["attempts"] == 1 and not llm["cached"]
+    run_dir = tmp_path / "out.jsonl.run"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["extra"]["llm_requests"] == 4 and summary["extra"]["llm_tokens_in"] > 0
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    facts = manifest["method_facts"]
+    assert facts["llm"]["api_key_env"] == "OPENAI_API_KEY" and facts["prompt"]["name"] == "zero-shot-sentiment.v1"
+    assert manifest["summary"]["extra"]["llm_requests"] == 4
+    for f in run_dir.iterdir():  # the key is never written anywhere
+        assert key not in f.read_text(encoding="utf-8"), f.name
+
+
+def test_rerun_into_a_new_run_directory_makes_zero_requests(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply=flip_reply) as srv:
+        assert augment(inp, tmp_path / "a.jsonl", srv) == 0
+        assert augment(inp, tmp_path / "b.jsonl", srv, "--concurrency", "2") == 0
+        assert srv.count() == 4
+    a = [r["Text"] for r in read_jsonl(tmp_path / "a.jsonl")]
+    b = [r["Text"] for r in read_jsonl(tmp_path / "b.jsonl")]
+    assert a == b
+    extra = json.loads((tmp_path / "b.jsonl.run" / "summary.json").read_text())["extra"]
+    assert extra["llm_requests"] == 0 and extra["llm_cache_hits"] == 4
+
+
+def test_no_cache_and_refresh_ask_again(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply=flip_reply) as srv:
+        assert augment(inp, tmp_path / "a.jsonl", srv) == 0
+        assert augment(inp, tmp_path / "b.jsonl", srv, "--no-cache") == 0
+        assert augment(inp, tmp_path / "c.jsonl", srv, "--refresh") == 0
+        assert srv.count() == 12
+
+
+def test_nli_premise_revision_towards_each_other_relation(tmp_path):
+    inp = tmp_path / "snli.tsv"
+    inp.write_text("sentence1\tsentence2\tgold_label\nA man sleeps on a bench.\tA man rests.\tentailment\n",
+                   encoding="utf-8")
+    with FakeLLM(default_reply=nli_reply) as srv:
+        assert main(["augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--task", "nli", "--method",
+                     "zero-shot", "--llm-base-url", srv.base_url, "--llm-model", "m", "--no-progress"]) == 0
+        prompts = [r.prompt for r in srv.requests]
+    rows = read_jsonl(tmp_path / "out.jsonl")
+    assert sorted(r["gold_label"] for r in rows) == ["contradiction", "neutral"]
+    for r in rows:
+        assert r["sentence1"] == f"A man sleeps on a bench ({r['gold_label']})."
+        assert r["sentence2"] == "A man rests."  # the hypothesis is not edited
+    assert all("Revise the premise" in p and "Current relation: entailment" in p for p in prompts)
+
+
+def test_unchanged_answers_are_filtered_and_unparsed_ones_recorded(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply=flip_reply) as srv:
+        srv.add("Boring from start", "I am sorry, I cannot help with that.")
+        srv.add("I love this", "<revised>I love this fine, warm story.</revised>")
+        assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 0
+        assert srv.count("Boring from start") == 3  # first answer + 2 retries with a reminder
+    rows = {r["source_id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
+    assert rows["3"]["meta"]["passed"] is False and rows["3"]["meta"]["filter"].startswith("unchanged")
+    assert "4" not in rows
+    lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
+    assert lines["4"]["status"] == "error" and lines["4"]["error"].startswith("UnparsedAnswer")
+    assert lines["4"]["details"]["answers"] == ["I am sorry, I cannot help with that."] * 3
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["items_failed"] == 1 and summary["extra"]["llm_unparsed_items"] == 1
+
+
+def test_budget_stops_cleanly_and_a_rerun_resumes(tmp_path):
+    rows = [("Positive", f"Review {i}: a great film.") for i in range(12)]
+    inp = write_reviews(tmp_path / "reviews.tsv", rows)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("test-model: {input: 100, output: 100}\n")  # 0.0001 USD per token
+    with FakeLLM(default_reply=flip_reply) as srv:
+        out = tmp_path / "out.jsonl"
+        assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "0.1") == 0
+        first = read_jsonl(out)
+        summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+        assert summary["extra"]["stopped"].startswith("BudgetExceeded")
+        assert 0 < len(first) < 12
+        assert summary["extra"]["llm_cost_usd"] <= 0.1
+        assert summary["items_failed"] == 0  # stopped items are not failed: they stay to do
+        asked_first = srv.count()
+        assert asked_first == len(first)
+        # a bigger budget: the same command resumes and never asks a finished item again
+        assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "10") == 0
+        assert len(read_jsonl(out)) == 12
+        assert srv.count() == 12
+        for i in range(12):
+            assert srv.count(f"Review {i}: a great") == 1
+
+
+def test_unknown_model_stops_with_a_clear_error(tmp_path, capsys):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM() as srv:
+        srv.fail_next("404", "404", "404", "404")
+        assert augment(inp, tmp_path / "out.jsonl", srv) == 2
+    assert "check the model name 'test-model'" in capsys.readouterr().err
+
+
+def test_missing_llm_settings_are_explained(tmp_path, capsys):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    assert main(["augment", str(inp), "-o", str(tmp_path / "o.jsonl"), "--method", "zero-shot", "--no-progress"]) == 2
+    assert "no LLM given" in capsys.readouterr().err
+
+
+def test_settings_from_a_config_file(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply=flip_reply) as srv:
+        cfg = tmp_path / "run.yaml"
+        cfg.write_text(f"method: zero-shot\nllm_base_url: {srv.base_url}\nllm_model: test-model\nconcurrency: 2\n"
+                       f"cache_dir: {tmp_path / 'cfg-cache'}\n")
+        assert main(["augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--config", str(cfg),
+                     "--no-progress"]) == 0
+        assert srv.count() == 4
+    assert (tmp_path / "cfg-cache" / "requests.sqlite").exists()
+    assert len(read_jsonl(tmp_path / "out.jsonl")) == 4
+
+
+def test_sigkill_mid_run_then_resume_loses_nothing_and_asks_nothing_twice(tmp_path):
+    n = 30
+    rows = [("Positive", f"Item {i:02d} is a great film.") for i in range(n)]
+    inp = write_reviews(tmp_path / "reviews.tsv", rows)
+    out = tmp_path / "out.jsonl"
+    results = tmp_path / "out.jsonl.run" / "results.jsonl"
+    cmd = [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(out), "--method", "zero-shot",
+           "--llm-model", "test-model", "--concurrency", "2", "--no-progress"]
+    env = {**os.environ, "CFAUG_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    with FakeLLM(default_reply=flip_reply) as srv:
+        # items 10 and later answer slowly, so the run is surely killed half-way
+        srv.add(re.compile(r"Item [1-2]\d is"), flip_reply, latency=0.5)
+        proc = subprocess.Popen([*cmd, "--llm-base-url", srv.base_url], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if results.exists() and len(results.read_text().splitlines()) >= 10:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before it was killed: {proc.stderr.read().decode()}")
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        finished = {json.loads(line)["key"] for line in results.read_text().splitlines() if line.endswith("}")}
+        assert 10 <= len(finished) < n
+        asked_before = srv.count()
+        srv.requests.clear()
+        srv.rules[0].latency = 0.0
+        done = subprocess.run([*cmd, "--llm-base-url", srv.base_url], env=env, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        asked_again = [r.prompt for r in srv.requests]
+    lines = read_jsonl(results)
+    keys = [line["key"] for line in lines]
+    assert len(keys) == len(set(keys)) == n  # every item exactly once
+    assert all(line["status"] == "ok" for line in lines)
+    assert len(read_jsonl(out)) == n
+    for key in finished:  # no finished item was asked again
+        item_text = rows[int(key.split("\u241f")[0]) - 1][1]
+        assert not any(item_text in p for p in asked_again), key
+    # only items unfinished at the kill are asked again (those in flight at most twice overall)
+    assert asked_before + len(asked_again) <= n + 2
