@@ -4,7 +4,7 @@ from cfaug.evaluate.downstream.classifiers import accuracy, build_classifier
 from cfaug.judges.models import ModelPathError
 
 
-def test_fine_tunes_a_local_tiny_bert(toy_data, tiny_bert):
+def test_fine_tunes_a_local_tiny_bert(toy_data, tiny_bert, one_torch_thread):
     (x, y), (dx, dy), (tx, ty) = toy_data
     clf = build_classifier("transformer", {"model": str(tiny_bert), "epochs": "5", "batch_size": "8",
                                            "learning_rate": "0.01", "max_length": "32", "device": "cpu"}, seed=0)
