@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="shared data folder")
-    p.add_argument("--work", default=str(REPO / "bench" / "_work"), help="scratch folder (generated files)")
+    p.add_argument("--work", default=str(REPO / "bench" / "_work" / "downstream_cad_imdb"),
+                   help="scratch folder (generated files)")
     p.add_argument("--autocad", help="an existing 'cfaug augment' output for orig/train.tsv")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--skip-quality", action="store_true",
@@ -104,7 +105,7 @@ def human_pairs(paired: Path, out: Path) -> Path:
 
 def main() -> int:
     args = parse_args()
-    data, work = Path(args.data).resolve(), Path(args.work)
+    data, work = Path(args.data).absolute(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     imdb = data / "cad-imdb"
     start = time.time()
@@ -174,6 +175,11 @@ def quality_table(metrics: dict[str, dict]) -> str:
 def write_results(out: Path, args: argparse.Namespace, result: dict, table: str, quality: str, selection: dict,
                   augment_cmd: list[str], ds_args: list[str], seconds: float) -> None:
     env = result.get("environment", {})
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "src"], capture_output=True,
+                           text=True).stdout.strip()
+    code = f"commit {commit}" + (" plus uncommitted changes under src/" if dirty else "")
     rel = lambda s: s.replace(str(REPO) + "/", "").replace(str(REPO.parent) + "/", "../")  # noqa: E731
     cmd = f"python bench/downstream_cad_imdb.py --seeds {shlex.quote(args.seeds)}"
     chosen = {c: sorted({(x.get("C"), x.get("ngram_max")) for x in v}) for c, v in result["chosen_on_dev"].items()}
@@ -214,7 +220,7 @@ the human CAD. Counts (candidates that passed, reviews with at least one, kept, 
 ## Machine
 
 {platform.processor() or platform.machine()}, {env.get('platform', platform.platform())}, Python {env.get('python')},
-cfaug {env.get('cfaug')}, scikit-learn {env.get('scikit-learn')}, torch {env.get('torch')}; whole benchmark
+cfaug {env.get('cfaug')} ({code}), scikit-learn {env.get('scikit-learn')}, torch {env.get('torch')}; whole benchmark
 {seconds / 60:.1f} min wall clock (the downstream part: {result['seconds'] / 60:.1f} min).
 """
     out.write_text(text, encoding="utf-8")
