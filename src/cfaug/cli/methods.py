@@ -21,6 +21,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{entry.name:<22} [{', '.join(cls.supported_tasks)}]  {entry.description}")
         if args.verbose:
             for f in dataclasses.fields(cls.Config):
-                default = f.default if f.default is not dataclasses.MISSING else "(required)"
+                if f.default is not dataclasses.MISSING:
+                    default = f.default
+                elif f.default_factory is not dataclasses.MISSING:
+                    default = f.default_factory()
+                else:
+                    default = "(required)"
                 print(f"    {f.name} = {default!r}")
     return 0
