@@ -81,4 +81,4 @@ def test_build_judge_from_local_classifier(tmp_path, tiny_bert):
     r = flip_rate([pair("good film", "positive"), pair("bad film", "negative")], judge,
                   make_task("sentiment").label_space, info)
     assert r.n == 2 and r.value in (0.0, 0.5, 1.0)
-    assert r.settings["path"] == str(out)
+    assert r.settings["path"] == str(out) and len(r.settings["weights_sha256"]) == 16

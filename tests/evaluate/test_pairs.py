@@ -74,3 +74,13 @@ def test_run_dir_includes_rejected_candidates(tmp_path, make_run_dir, make_row):
     assert len(ps.pairs) == 2 and [p.passed for p in ps.pairs] == [True, False]
     assert ps.run_config["method"] == "auto-cad.v1"
     assert ps.task.name == "sentiment"
+
+
+def test_run_dir_being_written_is_read_but_not_touched(tmp_path, make_run_dir, make_row):
+    rd = make_run_dir(tmp_path / "run", [make_row("1", "a good film", "a bad film", "positive", "negative")])
+    results = rd / "results.jsonl"
+    with open(results, "a", encoding="utf-8") as fh:
+        fh.write('{"key": "2", "counterfactuals": [{"text": "half')
+    before = results.read_bytes()
+    assert len(load_pairs(rd).pairs) == 1
+    assert results.read_bytes() == before

@@ -47,8 +47,10 @@ def build_judge(choice: JudgeChoice, task: Task) -> tuple[LabelJudge, dict[str, 
     if bool(choice.path) == bool(choice.train_data):
         raise ValueError("name exactly one flip-rate judge: a classifier path or a dataset to train one on")
     if choice.path:
-        judge: LabelJudge = HFClassifierJudge(choice.path, labels=choice.labels)
-        return judge, {"judge_source": "local classifier", **judge.describe()}, set()
+        from cfaug.evaluate.token_embeddings import weights_hash
+
+        hf = HFClassifierJudge(choice.path, labels=choice.labels)
+        return hf, {"judge_source": "local classifier", **hf.describe(), "weights_sha256": weights_hash(hf.path)}, set()
     schema = Schema(text_cols={task.roles[0]: choice.text_col} if choice.text_col else {},
                     label_col=choice.label_col)
     data = read_dataset(choice.train_data, task, schema)

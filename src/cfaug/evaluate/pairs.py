@@ -193,6 +193,21 @@ def task_from_config(config: dict[str, Any]) -> Task:
                      levels=tuple(t["levels"]) if t.get("levels") else None)
 
 
+def _result_lines(path: Path) -> list[dict[str, Any]]:
+    """Finished items of a run, first line per key; read-only, so a run still writing is left alone
+    (a half-written last line is skipped, not truncated)."""
+    seen: dict[str, dict[str, Any]] = {}
+    with open(path, "rb") as fh:
+        for raw in fh:
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                seen.setdefault(str(obj.get("key")), obj)
+    return list(seen.values())
+
+
 def _load_run_dir(path: Path, task: Task | None) -> PairSet:
     rd = RunDir(path)
     config = rd.read_json("config.json")
@@ -201,7 +216,7 @@ def _load_run_dir(path: Path, task: Task | None) -> PairSet:
     schema = Schema(text_cols=dict(sc.get("text_cols") or {}), label_col=sc.get("label_col"), id_col=ROW_KEY)
     name = str(path / RunDir.RESULTS)
     rows: list[dict[str, Any]] = []
-    for line in rd.finished().values():
+    for line in _result_lines(path / RunDir.RESULTS):
         rows.extend(dict(row) for row in line.get("counterfactuals") or [])
     for n, row in enumerate(rows, start=1):
         row[ROW_KEY] = n  # candidate number: an item may hold several candidates
