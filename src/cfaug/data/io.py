@@ -58,8 +58,9 @@ class Dataset:
     extra_columns: list[str] = field(default_factory=list)
 
 
-def detect_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
-    """Choose a format from an explicit flag or the file extension (a folder is a HF dataset)."""
+def detect_format(path: str | os.PathLike[str], fmt: str | None = None, flag: str = "--format") -> str:
+    """Choose a format from an explicit flag or the file extension (a folder is a HF dataset).
+    ``flag`` names the option that sets the format, for the error message."""
     if fmt:
         if fmt not in FORMATS:
             raise DataError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -76,7 +77,7 @@ def detect_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
             return "jsonl"
         if s == "pq":
             return "parquet"
-    raise DataError(f"{path}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})")
+    raise DataError(f"{path}: cannot tell the format from the name; pass {flag} ({', '.join(FORMATS)})")
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -255,6 +256,8 @@ def read_dataset(
             continue
         seen_ids[record.id] = rownum
         records.append(record)
+    if rows_read == 0:
+        raise DataError(f"{name}: no data rows")
     return Dataset(records, rejects, resolved, name, rows_read, extra)
 
 
@@ -312,7 +315,7 @@ def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:
 def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt: str | None = None,
                columns: Sequence[str] | None = None) -> None:
     """Write row dicts. JSONL keeps nested objects; CSV/TSV/Parquet/HF store them as JSON strings."""
-    kind = detect_format(path, fmt) if fmt or not Path(path).is_dir() else "hf"
+    kind = detect_format(path, fmt, "--output-format") if fmt or not Path(path).is_dir() else "hf"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns else _union_columns(rows)
@@ -338,7 +341,9 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt
     else:
         import datasets as hf
 
-        hf.Dataset.from_list(flat).save_to_disk(str(path))
+        # from_dict keeps the columns when there are no rows; datasets cannot reload a 0-shard save
+        table = hf.Dataset.from_dict({c: [r[c] for r in flat] for c in cols})
+        table.save_to_disk(str(path), num_shards=1 if not flat else None)
 
 
 def _flat(value: Any) -> Any:

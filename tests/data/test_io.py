@@ -1,0 +1,288 @@
+import csv
+import json
+
+import datasets
+import pandas as pd
+import pytest
+
+from cfaug.data.io import DataError, Reject, detect_format, read_dataset, write_rows
+from cfaug.data.schema import Schema, SchemaError
+from cfaug.data.tasks import make_task
+
+
+def sentiment():
+    return make_task("sentiment")
+
+
+@pytest.fixture(scope="module")
+def fixture_rows(sentiment_tsv):
+    with open(sentiment_tsv, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def expected_records(rows):
+    return [(r["id"], r["Text"], r["Sentiment"].lower()) for r in rows]
+
+
+def as_tuples(ds):
+    return [(r.id, r.text(), r.label) for r in ds.records]
+
+
+# ------------------------------------------------------------------------------------------------ formats
+
+
+@pytest.fixture(scope="module")
+def every_format(tmp_path_factory, sentiment_tsv, fixture_rows):
+    """The sentiment fixture written as CSV, JSONL, Parquet and a save_to_disk folder."""
+    d = tmp_path_factory.mktemp("formats")
+    df = pd.DataFrame(fixture_rows)
+    df.to_csv(d / "s.csv", index=False)
+    df.to_json(d / "s.jsonl", orient="records", lines=True)
+    df.to_parquet(d / "s.parquet", index=False)
+    datasets.Dataset.from_pandas(df).save_to_disk(str(d / "s_hf"))
+    return {"tsv": sentiment_tsv, "csv": d / "s.csv", "jsonl": d / "s.jsonl", "parquet": d / "s.parquet",
+            "hf": d / "s_hf"}
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "jsonl", "parquet", "hf"])
+def test_every_file_format_reads_the_same_records(every_format, fixture_rows, fmt):
+    path = every_format[fmt]
+    assert detect_format(path) == fmt
+    ds = read_dataset(path, sentiment())
+    assert as_tuples(ds) == expected_records(fixture_rows)
+    assert ds.rejects == [] and ds.rows_read == 40
+    assert ds.schema == Schema(text_cols={"text": "Text"}, label_col="Sentiment", id_col="id")
+
+
+@pytest.mark.parametrize("kind", ["dataset", "dataframe", "list"])
+def test_in_memory_tables(fixture_rows, kind):
+    table = {"dataset": lambda: datasets.Dataset.from_list(fixture_rows),
+             "dataframe": lambda: pd.DataFrame(fixture_rows), "list": lambda: fixture_rows}[kind]()
+    ds = read_dataset(table, sentiment())
+    assert as_tuples(ds) == expected_records(fixture_rows)
+    assert ds.source == f"<{kind}>"
+
+
+def test_format_flag_overrides_the_name(tmp_path, sentiment_tsv):
+    odd = tmp_path / "reviews.txt"
+    odd.write_bytes(sentiment_tsv.read_bytes())
+    with pytest.raises(DataError, match=r"reviews.txt: cannot tell the format from the name; pass --format"):
+        read_dataset(odd, sentiment())
+    assert len(read_dataset(odd, sentiment(), fmt="tsv").records) == 40
+    with pytest.raises(DataError, match="unknown format 'xlsx'"):
+        read_dataset(odd, sentiment(), fmt="xlsx")
+
+
+@pytest.mark.parametrize("name,fmt", [("a.json", "jsonl"), ("a.ndjson", "jsonl"), ("a.pq", "parquet"),
+                                      ("a.TSV", "tsv"), ("a.csv.gz.csv", "csv")])
+def test_extensions(name, fmt):
+    assert detect_format(name) == fmt
+
+
+def test_column_mapping_extra_columns_and_meta(tmp_path):
+    f = tmp_path / "in.csv"
+    f.write_text("key,body,y,split\nk1,Great fun.,1,train\nk2,Dull.,0,test\n", encoding="utf-8")
+    ds = read_dataset(f, sentiment(), Schema(text_cols={"text": "body"}, label_col="y", id_col="key"))
+    assert as_tuples(ds) == [("k1", "Great fun.", "positive"), ("k2", "Dull.", "negative")]
+    assert ds.extra_columns == ["split"]
+    assert ds.records[0].meta == {"split": "train"}
+
+
+def test_rows_are_numbered_when_there_is_no_id_column(tmp_path):
+    f = tmp_path / "in.tsv"
+    f.write_text("text\tlabel\nGood.\tpos\nBad.\tneg\n", encoding="utf-8")
+    assert [r.id for r in read_dataset(f, sentiment()).records] == ["1", "2"]
+
+
+def test_nli_records(nli_tsv):
+    ds = read_dataset(nli_tsv, make_task("nli"))
+    first = ds.records[0]
+    assert first.fields == {"premise": "A man in a red coat is walking a dog in the park.",
+                            "hypothesis": "A man is outside with a dog."}
+    assert [r.label for r in ds.records] == ["entailment", "contradiction", "neutral"] * 2
+
+
+def test_byte_order_mark_is_ignored(tmp_path):
+    f = tmp_path / "bom.csv"
+    f.write_bytes(b"\xef\xbb\xbftext,label\nGood.,1\n")
+    assert as_tuples(read_dataset(f, sentiment())) == [("1", "Good.", "positive")]
+
+
+# ------------------------------------------------------------------------------------------------ bad rows
+
+
+@pytest.fixture
+def bad_csv(tmp_path):
+    big = "x" * 1_000_000
+    f = tmp_path / "bad.csv"
+    f.write_bytes(
+        b"id,text,label\n"
+        b'1,"A good film.",pos\n'                      # row 1: fine
+        b'2,"   ",neg\n'                               # row 2: empty text
+        b'3,"A fine film.",\n'                         # row 3: missing label
+        b'4,"An odd film.",mixed\n'                    # row 4: unknown label
+        b'5,"Caf\xe9 food was bad.",neg\n'             # row 5: Latin-1 byte, not UTF-8
+        b'1,"Same id again.",pos\n'                    # row 6: duplicate id
+        b'7,"Two lines,\nstill one good review.",pos\n'  # row 7: quoted newline (fine)
+        b'8,"' + big.encode() + b'",neg\n'             # row 8: 1 MB text
+        b"9,too,many,fields\n"                         # row 9: wrong field count
+        b'10,"The last, bad one.",Negative\n'          # row 10: fine
+    )
+    return f
+
+
+def test_bad_rows_are_rejected_with_file_row_and_problem(bad_csv):
+    ds = read_dataset(bad_csv, sentiment())
+    assert as_tuples(ds) == [("1", "A good film.", "positive"),
+                             ("7", "Two lines,\nstill one good review.", "positive"),
+                             ("10", "The last, bad one.", "negative")]
+    problems = {r.row: r.problem for r in ds.rejects}
+    assert problems == {
+        2: "empty text in column 'text'",
+        3: "missing label in column 'label'",
+        4: "unknown label 'mixed'; expected one of negative, positive in column 'label'",
+        5: "undecodable bytes (not UTF-8) in column 'text'",
+        6: "duplicate id '1' (first seen in row 1)",
+        8: "text in column 'text' has 1,000,000 characters, over the limit of 100,000 (--max-chars)",
+        9: "has 4 fields but the header has 3",
+    }
+    assert all(r.source == str(bad_csv) for r in ds.rejects)
+    assert ds.rejects[0].message() == f"{bad_csv}, row 2: empty text in column 'text'"
+    assert ds.rows_read == 10
+
+
+def test_rejects_keep_the_raw_row_as_json(bad_csv):
+    by_row = {r.row: r for r in read_dataset(bad_csv, sentiment()).rejects}
+    raw = json.loads(json.dumps(by_row[5].to_json()))["raw"]
+    assert raw["text"] == "Caf\ufffd food was bad." and raw["label"] == "neg"
+
+
+def test_the_length_limit_is_a_setting(bad_csv):
+    ds = read_dataset(bad_csv, sentiment(), max_chars=2_000_000)
+    assert "8" in [r.id for r in ds.records]
+
+
+def test_bad_jsonl_lines(tmp_path):
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(b'{"text": "Good.", "label": "pos"}\n'
+                  b"{not json\n"
+                  b"[1, 2]\n"
+                  b'{"text": "Caf\xe9.", "label": "neg"}\n'
+                  b"\n"
+                  b'{"text": "Bad.", "label": 0}\n'
+                  b'{"text": "No label."}\n'
+                  b'{"text": null, "label": 1}\n')
+    ds = read_dataset(f, sentiment())
+    assert as_tuples(ds) == [("1", "Good.", "positive"), ("6", "Bad.", "negative")]
+    problems = {r.row: r.problem for r in ds.rejects}
+    assert problems[2].startswith("invalid JSON")
+    assert problems[3] == "expected a JSON object, got list"
+    assert problems[4].startswith("undecodable bytes (not UTF-8)")
+    assert problems[7] == "missing label in column 'label'"
+    assert problems[8] == "empty text in column 'text'"
+
+
+def test_empty_id_is_rejected(tmp_path):
+    f = tmp_path / "ids.csv"
+    f.write_text("id,text,label\n,Good.,1\nb,Bad.,0\n", encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    assert [r.id for r in ds.records] == ["b"]
+    assert ds.rejects[0].problem == "empty id in column 'id'"
+
+
+# ------------------------------------------------------------------------------------------ whole-file errors
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("empty.csv", b"", "the file is empty"),
+    ("blank.tsv", b"\n  \n", "the file is empty"),
+    ("empty.jsonl", b"\n", "the file is empty"),
+    ("header.csv", b"text,label\n", "no data rows"),
+    ("nolabel.csv", b"text\nGood.\n", "no label column; pass --label-col"),
+    ("notext.jsonl", b'{"body": "Good.", "label": 1}\n', "no column for the 'text' field"),
+])
+def test_whole_file_problems_name_the_file(tmp_path, name, content, message):
+    f = tmp_path / name
+    f.write_bytes(content)
+    with pytest.raises((DataError, SchemaError)) as err:
+        read_dataset(f, sentiment())
+    assert str(err.value).startswith(f"{f}: ") and message in str(err.value)
+
+
+def test_missing_file_and_odd_folders(tmp_path):
+    with pytest.raises(DataError, match="no such file or folder"):
+        read_dataset(tmp_path / "nope.csv", sentiment())
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(DataError, match="not a dataset saved with save_to_disk"):
+        read_dataset(tmp_path / "plain", sentiment())
+    dd = datasets.DatasetDict({"train": datasets.Dataset.from_list([{"text": "a", "label": 1}]),
+                               "test": datasets.Dataset.from_list([{"text": "b", "label": 0}])})
+    dd.save_to_disk(str(tmp_path / "splits"))
+    with pytest.raises(DataError, match="holds several splits"):
+        read_dataset(tmp_path / "splits", sentiment())
+
+
+def test_empty_parquet(tmp_path):
+    f = tmp_path / "e.parquet"
+    pd.DataFrame({"text": [], "label": []}).to_parquet(f)
+    with pytest.raises(DataError, match="has no rows"):
+        read_dataset(f, sentiment())
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+ROWS = [
+    {"Text": "A dull film, with\ta tab.", "Sentiment": "Negative", "source_id": "r1", "meta": {"passed": True, "edits": [{"old": "great", "new": "dull"}]}},
+    {"Text": 'Quote " and\nnewline.', "Sentiment": "Positive", "source_id": "r2", "meta": {"passed": False}},
+]
+COLUMNS = ["Text", "Sentiment", "source_id", "meta"]
+
+
+def read_back(path, fmt):
+    if fmt == "jsonl":
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    if fmt in ("csv", "tsv"):
+        with open(path, encoding="utf-8", newline="") as fh:
+            return list(csv.DictReader(fh, delimiter="," if fmt == "csv" else "\t"))
+    if fmt == "parquet":
+        return pd.read_parquet(path).to_dict(orient="records")
+    return datasets.load_from_disk(str(path)).to_list()
+
+
+@pytest.mark.parametrize("fmt,name", [("jsonl", "o.jsonl"), ("csv", "o.csv"), ("tsv", "o.tsv"),
+                                      ("parquet", "o.parquet"), ("hf", "o_hf")])
+def test_write_rows_round_trip(tmp_path, fmt, name):
+    path = tmp_path / "sub" / name
+    write_rows(ROWS, path, fmt if fmt == "hf" else None, columns=COLUMNS)
+    back = read_back(path, fmt)
+    assert [list(r) for r in back] == [COLUMNS, COLUMNS]
+    for got, want in zip(back, ROWS):
+        meta = got["meta"] if fmt == "jsonl" else json.loads(got["meta"])
+        assert meta == want["meta"]
+        assert {k: got[k] for k in COLUMNS[:3]} == {k: want[k] for k in COLUMNS[:3]}
+    assert not list(path.parent.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("fmt,name", [("jsonl", "e.jsonl"), ("csv", "e.csv"), ("parquet", "e.parquet"),
+                                      ("hf", "e_hf")])
+def test_writing_no_rows_keeps_the_columns(tmp_path, fmt, name):
+    path = tmp_path / name
+    write_rows([], path, fmt if fmt == "hf" else None, columns=COLUMNS)
+    if fmt == "jsonl":
+        assert path.read_text() == ""
+    elif fmt == "csv":
+        assert path.read_text() == "Text,Sentiment,source_id,meta\n"
+    elif fmt == "parquet":
+        assert list(pd.read_parquet(path).columns) == COLUMNS
+    else:
+        assert datasets.load_from_disk(str(path)).column_names == COLUMNS
+
+
+def test_output_without_a_known_extension_names_the_output_flag(tmp_path):
+    with pytest.raises(DataError, match="pass --output-format"):
+        write_rows(ROWS, tmp_path / "out.txt")
+
+
+def test_reject_json():
+    r = Reject("f.csv", 3, "empty text", {"text": ""})
+    assert r.to_json() == {"source": "f.csv", "row": 3, "problem": "empty text", "raw": {"text": ""}}
