@@ -33,17 +33,22 @@ class RunDir:
 
     # -- config ------------------------------------------------------------------------------------------
     def open(self, config: dict[str, Any], *, overwrite: bool = False) -> None:
-        """Create the directory or check that an existing one was made by the same config."""
+        """Create the directory or check that an existing one was made by the same config.
+
+        A directory whose run finished no item yet (e.g. it stopped on a bad model path) holds nothing
+        worth protecting and is started again with the new config."""
         self.path.mkdir(parents=True, exist_ok=True)
         cfg_file = self.path / "config.json"
         if cfg_file.exists() and not overwrite:
             old = json.loads(cfg_file.read_text(encoding="utf-8"))
-            if old != json.loads(json.dumps(config)):
-                diff = sorted(k for k in set(old) | set(config) if old.get(k) != json.loads(json.dumps(config)).get(k))
+            new = json.loads(json.dumps(config))
+            if old == new:
+                return
+            if self.finished():
                 raise RunDirError(
-                    f"{self.path} holds a run with a different configuration (differs in: {', '.join(diff)}); "
-                    "use another --run-dir or pass --overwrite to start it again")
-            return
+                    f"{self.path} holds a run with a different configuration (differs in: "
+                    f"{', '.join(_differences(old, new))}); use another --run-dir or pass --overwrite to start it again")
+            overwrite = True
         if overwrite:
             for name in (self.RESULTS, "rejects.jsonl", "summary.json", "manifest.json"):
                 (self.path / name).unlink(missing_ok=True)
@@ -98,6 +103,20 @@ class RunDir:
             for line in fh:
                 if line.strip():
                     yield json.loads(line)
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Keys whose values differ, one level deep inside mappings (``params.min_similarity``)."""
+    out = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{k}.{sub}" for sub in sorted(set(a) | set(b)) if a.get(sub) != b.get(sub)]
+        else:
+            out.append(k)
+    return out
 
 
 class ResultAppender:

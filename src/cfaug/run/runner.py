@@ -15,7 +15,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from cfaug.data.contract import counterfactual_row, output_columns
-from cfaug.data.io import DEFAULT_MAX_CHARS, Dataset, read_dataset, write_rows
+from cfaug.data.io import DEFAULT_MAX_CHARS, DataError, Dataset, read_dataset, write_rows
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
@@ -120,6 +120,9 @@ def run(
         log(f"rejected: {r.message()}")
     if len(data.rejects) > 20:
         log(f"... and {len(data.rejects) - 20} more rejected rows (see {rd.path / 'rejects.jsonl'})")
+    if not data.records:
+        raise DataError(f"{data.source}: no usable rows; all {data.rows_read} were rejected "
+                        f"(see {rd.path / 'rejects.jsonl'})")
 
     records = data.records[: options.limit] if options.limit else data.records
     facts = method.prepare(records, task)

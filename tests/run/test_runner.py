@@ -1,0 +1,211 @@
+"""The runner with two small methods defined here (a batched and an async word swapper), so that every
+figure it reports can be checked by hand. auto-CAD end to end is covered in tests/cli and tests/test_api."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from cfaug.data.io import DataError
+from cfaug.data.records import Counterfactual
+from cfaug.data.tasks import make_task
+from cfaug.methods.base import METHODS, Method
+from cfaug.registry import Entry
+from cfaug.run.rundir import RunDirError
+from cfaug.run.runner import RunOptions, run
+
+SWAP = {"good": "bad", "bad": "good", "great": "awful", "awful": "great"}
+
+
+@dataclass
+class SwapConfig:
+    drop_unchanged: bool = False  #: mark rewrites that changed nothing as failed (meta.passed = False)
+
+
+class WordSwap(Method):
+    """Swaps a few opinion words; a text containing EXPLODE raises, one with NOTHING yields no candidate."""
+
+    name = "word-swap.v1"
+    Config = SwapConfig
+    supported_tasks = ("sentiment", "rating")
+    batch_size = 3
+    calls: list[list[str]] = []
+
+    def generate(self, items, task):
+        WordSwap.calls.append([it.record.id for it in items])
+        out = []
+        for it in items:
+            text = it.record.text()
+            if "EXPLODE" in text:
+                raise RuntimeError(f"cannot edit {it.record.id}")
+            if "NOTHING" in text:
+                out.append([])
+                continue
+            new = " ".join(SWAP.get(w, w) for w in text.split())
+            passed = new != text or not self.config.drop_unchanged
+            out.append([Counterfactual(it.record, {"text": new}, it.target, self.name,
+                                       {"passed": passed, "seed": self.item_seed(it) % 1000,
+                                        "own_judge": {"name": "swap", "flipped": new != text}})])
+        return out
+
+
+class AsyncWordSwap(WordSwap):
+    name = "async-word-swap.v1"
+    is_async = True
+
+    async def agenerate(self, item, task):
+        return WordSwap.generate(self, [item], task)[0]
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    for cls in (WordSwap, AsyncWordSwap):
+        monkeypatch.setitem(METHODS._entries, cls.name, Entry(cls.name, "test method", cls))
+    WordSwap.calls = []
+
+
+@pytest.fixture
+def reviews(tmp_path):
+    f = tmp_path / "reviews.csv"
+    f.write_text("id,text,label,split\n"
+                 "a,a good film,pos,train\n"
+                 "b,an awful plot,neg,train\n"
+                 "c,EXPLODE good,pos,test\n"
+                 "d,,neg,test\n"
+                 "e,NOTHING here,neg,test\n"
+                 "f,plain words,pos,test\n"
+                 "g,great fun,bad-label,test\n", encoding="utf-8")
+    return f
+
+
+def go(source, tmp_path, method="word-swap", task="sentiment", out="out.jsonl", **opts):
+    opts.setdefault("progress", False)
+    return run(source, make_task(task), None, tmp_path / "run", RunOptions(method=method, **opts),
+               output=tmp_path / out if out else None, log=lambda m: None)
+
+
+@pytest.mark.parametrize("method", ["word-swap", "async-word-swap"])
+def test_results_summary_and_output(reviews, tmp_path, method):
+    summary, rows = go(reviews, tmp_path, method=method)
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    by_id = {ln["source_id"]: ln for ln in lines}
+    assert sorted(by_id) == ["a", "b", "c", "e", "f"] and len(lines) == 5
+    assert by_id["c"]["status"] == "error" and "RuntimeError: cannot edit c" in by_id["c"]["error"]
+    assert by_id["e"]["status"] == "no_counterfactual" and by_id["a"]["status"] == "ok"
+    assert by_id["a"]["key"] == "a\u241fnegative"
+    assert [(r["source_id"], r["text"], r["label"]) for r in rows] == [
+        ("a", "a bad film", "neg"), ("b", "an great plot", "pos"), ("f", "plain words", "neg")]  # input's spelling
+    assert rows[0]["original_text"] == "a good film" and rows[0]["original_label"] == "pos"
+    assert rows[0]["split"] == "train" and rows[0]["method"] == f"{method}.v1"
+    assert (summary.rows_read, summary.rows_rejected, summary.items, summary.items_failed,
+            summary.items_without_counterfactual, summary.counterfactuals_written) == (7, 2, 5, 1, 1, 3)
+    assert summary.flip_rate_own_judge == pytest.approx(2 / 3) and summary.own_judge == "swap"
+    written = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert written == rows
+    assert list(written[0]) == ["text", "label", "source_id", "original_text", "original_label", "method",
+                                "split", "meta"]
+
+
+def test_rejects_file_and_counts(reviews, tmp_path):
+    summary, _ = go(reviews, tmp_path)
+    rejects = [json.loads(x) for x in (tmp_path / "run" / "rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["problem"]) for r in rejects] == [
+        (str(reviews), 4, "empty text in column 'text'"),
+        (str(reviews), 7, "unknown label 'bad-label'; expected one of negative, positive in column 'label'")]
+    assert summary.rejects_file == str(tmp_path / "run" / "rejects.jsonl")
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["rows_rejected"] == 2
+    assert any("rows rejected          2" in ln for ln in summary.lines())
+
+
+def test_a_failing_batch_is_retried_item_by_item(reviews, tmp_path):
+    go(reviews, tmp_path)
+    # batch_size 3: [a, b, c] fails on c, then a, b, c run alone; [e, f] runs as a batch
+    assert WordSwap.calls == [["a", "b", "c"], ["a"], ["b"], ["c"], ["e", "f"]]
+
+
+def test_manifest_and_config(reviews, tmp_path):
+    go(reviews, tmp_path, seed=7)
+    cfg = json.loads((tmp_path / "run" / "config.json").read_text())
+    man = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert cfg["method"] == "word-swap.v1" and cfg["params"] == {"drop_unchanged": False} and cfg["seed"] == 7
+    assert cfg["schema"] == {"text_cols": {"text": "text"}, "label_col": "label", "id_col": "id"}
+    assert cfg["input_hash"] == man["input_hash"] and man["input_hash"].startswith("sha256:")
+    assert man["seed"] == 7 and man["versions"]["cfaug"] and man["finished"]
+    assert man["summary"]["counterfactuals_written"] == 3
+
+
+def test_resuming_skips_finished_items(reviews, tmp_path):
+    go(reviews, tmp_path)
+    first = (tmp_path / "run" / "results.jsonl").read_text()
+    WordSwap.calls = []
+    summary, rows = go(reviews, tmp_path, out="again.jsonl")
+    assert WordSwap.calls == [] and summary.items_resumed == 5
+    assert (tmp_path / "run" / "results.jsonl").read_text() == first
+    assert (tmp_path / "again.jsonl").read_text() == (tmp_path / "out.jsonl").read_text()
+
+
+def test_a_partial_run_is_completed_without_duplicates(reviews, tmp_path):
+    go(reviews, tmp_path)
+    results = tmp_path / "run" / "results.jsonl"
+    full = results.read_text().splitlines(keepends=True)
+    results.write_text("".join(full[1:3]) + full[3][:10])  # two items kept, a torn third line
+    WordSwap.calls = []
+    summary, _ = go(reviews, tmp_path, out="again.jsonl")
+    assert summary.items_resumed == 2
+    keys = [json.loads(x)["key"] for x in results.read_text().splitlines()]
+    assert sorted(keys) == sorted(set(keys)) and len(keys) == 5
+    assert (tmp_path / "again.jsonl").read_text() == (tmp_path / "out.jsonl").read_text()
+
+
+def test_seed_reaches_the_method_and_different_config_is_refused(reviews, tmp_path):
+    _, rows = go(reviews, tmp_path, seed=3)
+    _, rows_again = go(reviews, tmp_path / "other", seed=3)
+    assert [r["meta"]["seed"] for r in rows] == [r["meta"]["seed"] for r in rows_again]
+    with pytest.raises(RunDirError, match=r"differs in: seed\)"):
+        go(reviews, tmp_path, seed=4)
+    with pytest.raises(RunDirError, match=r"differs in: params.drop_unchanged\)"):
+        go(reviews, tmp_path, seed=3, params={"drop_unchanged": "true"})
+    _, rows4 = go(reviews, tmp_path, seed=4, overwrite=True)
+    assert [r["meta"]["seed"] for r in rows4] != [r["meta"]["seed"] for r in rows]
+
+
+def test_a_changed_input_is_refused(reviews, tmp_path):
+    go(reviews, tmp_path)
+    reviews.write_text(reviews.read_text() + "h,good,pos,test\n")
+    with pytest.raises(RunDirError, match=r"differs in: input_hash\)"):
+        go(reviews, tmp_path)
+
+
+def test_keep_failed_also_writes_filtered_candidates(reviews, tmp_path):
+    summary, rows = go(reviews, tmp_path, params={"drop_unchanged": True})
+    assert [r["source_id"] for r in rows] == ["a", "b"] and summary.candidates_filtered_out == 1
+    _, kept = go(reviews, tmp_path / "k", params={"drop_unchanged": True}, keep_failed=True)
+    assert [(r["source_id"], r["meta"]["passed"]) for r in kept] == [("a", True), ("b", True), ("f", False)]
+
+
+def test_limit_takes_the_first_valid_rows(reviews, tmp_path):
+    summary, rows = go(reviews, tmp_path, limit=2)
+    assert summary.items == 2 and [r["source_id"] for r in rows] == ["a", "b"]
+
+
+def test_rating_middle_labels_go_both_ways(tmp_path):
+    f = tmp_path / "stars.jsonl"
+    f.write_text('{"text": "good", "stars": 3}\n{"text": "awful", "stars": 1}\n')
+    _, rows = go(f, tmp_path, task="rating")
+    assert [(r["source_id"], r["stars"], r["original_stars"]) for r in rows] == [
+        ("1", "1", "3"), ("1", "5", "3"), ("2", "5", "1")]
+
+
+def test_every_row_rejected_is_a_whole_file_error(tmp_path):
+    f = tmp_path / "bad.csv"
+    f.write_text("text,label\ngood,maybe\nbad,\n")
+    with pytest.raises(DataError, match=r"bad.csv: no usable rows; all 2 were rejected \(see .*rejects.jsonl\)"):
+        go(f, tmp_path)
+    assert len((tmp_path / "run" / "rejects.jsonl").read_text().splitlines()) == 2
+
+
+def test_no_output_file_still_returns_rows(reviews, tmp_path):
+    summary, rows = go(reviews, tmp_path, out=None)
+    assert summary.output is None and len(rows) == 3
