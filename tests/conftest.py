@@ -102,3 +102,9 @@ def tiny_mlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random sequence classifier with outputs named negative, positive."""
     return save_tiny_bert(tmp_path_factory.mktemp("tiny-classifier"), "classifier")
+
+
+@pytest.fixture(scope="session")
+def make_tiny_bert():
+    """:func:`save_tiny_bert`, for tests that need a model with other labels or biases."""
+    return save_tiny_bert
