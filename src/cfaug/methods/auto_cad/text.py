@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*|n't|[^\sA-Za-z0-9]")
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|<br\s*/?>\s*(?:<br\s*/?>\s*)*", re.IGNORECASE)
+_SENT_END = re.compile(r"(?<=[.!?])(?P<close>[\"')\]]*)\s+|<br\s*/?>\s*(?:<br\s*/?>\s*)*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,13 @@ class Token:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of sentences (split after . ! ? and at HTML line breaks)."""
+    """Character spans of sentences (split after . ! ? and at HTML line breaks). Closing quotes and
+    brackets after the final punctuation belong to the sentence."""
     spans, start = [], 0
     for m in _SENT_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
+        end = m.start() + len(m.group("close") or "")
+        if end > start:
+            spans.append((start, end))
         start = m.end()
     if start < len(text):
         spans.append((start, len(text)))
@@ -81,22 +83,31 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     for ed in sorted(edits, key=lambda e: e.start):
         if ed.start < pos:
             continue  # overlapping edit: keep the first
-        start, end = ed.start, ed.end
-        if ed.new == "":
-            if end < len(text) and text[end] == " " and (start == 0 or text[start - 1] in " \n\"'(["):
+        start, end, new = ed.start, ed.end, ed.new
+        if new == "":
+            nxt = end
+            while nxt < len(text) and text[nxt] in " ,;:-":
+                nxt += 1
+            if (ed.old[:1].isupper() and _starts_sentence(text, start) and nxt < len(text)
+                    and text[nxt].islower()):
+                # a deleted sentence-initial word hands its capital to the next word; an orphaned
+                # comma between them goes too ("Stupid, dull and ugly." -> "Dull and ugly.")
+                end, new = nxt + 1, text[nxt].upper()
+            elif end < len(text) and text[end] == " " and (start == 0 or text[start - 1] in " \n\"'(["):
                 end += 1
             elif start > 0 and text[start - 1] == " ":
                 start -= 1
         out.append(text[pos:start])
-        new = ed.new
-        # a deleted sentence-initial word hands its capital to the next word
-        if ed.new == "" and ed.old[:1].isupper() and end < len(text) and text[end].islower():
-            out.append(text[end].upper())
-            end += 1
         out.append(new)
         pos = end
     out.append(text[pos:])
     return _tidy("".join(out))
+
+
+def _starts_sentence(text: str, i: int) -> bool:
+    """Whether position ``i`` opens a sentence (text start, or after . ! ? or an HTML break)."""
+    before = text[:i].rstrip().rstrip("\"'([").rstrip()
+    return not before or before[-1] in ".!?>"
 
 
 _TIDY = [(re.compile(r" +([,.;:!?])"), r"\1"), (re.compile(r",\s*,"), ","), (re.compile(r"(^|[.!?]\s+),\s*"), r"\1"),
