@@ -56,7 +56,8 @@ class LexiconProposer:
         self._vocab: dict[str, list[str]] = {}
         self._emb: dict[str, np.ndarray] = {}
         for pol in ("positive", "negative"):
-            words = self.lexicon.words(pol)
+            # words the lexicon lists but treats as polarity-free ("like", "well") are never proposed
+            words = {w for w in self.lexicon.words(pol) if self.lexicon.polarity(w) == pol}
             common = {w for w in words if bigram.count(w) >= min_count and w.isalpha()}
             extra = {a for ants in lexicon.antonyms.values() for a in ants if a in words}
             extra |= {c for cs in self.pairs.values() for c in cs if c in words}
