@@ -271,11 +271,13 @@ class AutoCAD(Method):
         c = self.config
         need_sim = []
         cands = []
+        made: set[tuple[int, str]] = set()
         for (i, variant, edits, terms), new, p in zip(pending, new_texts, probs):
             item = items[i]
             orig = item.record.text()
-            if new == orig or not edits:
-                continue
+            if new == orig or not edits or (i, new) in made:
+                continue  # unchanged, or the same text as an earlier variant (RM-CT and REP-CT can agree)
+            made.add((i, new))
             tcol = labels.index(item.target) if item.target in labels else 0
             flipped = bool(labels[int(np.argmax(p))] == item.target)
             rate = token_edit_rate(orig, new)

@@ -1,0 +1,304 @@
+"""auto-CAD as a method: prepare on the 40-row fixture, generate, and check every candidate's provenance.
+
+Two prepared instances are shared by the module (each load takes seconds): the default recipe (TF-IDF
+classifier trained on the input, lexicon proposer, packaged sentence encoder) and one with a tiny HF
+classifier and a tiny masked LM given by local path."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cfaug.data.io import read_dataset
+from cfaug.data.records import Record, WorkItem
+from cfaug.data.tasks import make_task
+from cfaug.judges.models import ModelPathError
+from cfaug.judges.similarity import token_edit_rate
+from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
+from cfaug.methods.auto_cad.causal_terms import CausalTerm
+from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
+from cfaug.methods.auto_cad.text import apply_edits, tokenize
+from cfaug.methods.base import MethodConfigError
+
+LEX = load_lexicon()
+
+
+@pytest.fixture(scope="module")
+def task():
+    return make_task("sentiment")
+
+
+@pytest.fixture(scope="module")
+def records(sentiment_tsv, task):
+    return read_dataset(sentiment_tsv, task).records
+
+
+@pytest.fixture(scope="module")
+def items(records, task):
+    return [WorkItem(r, t) for r in records for t in task.targets(r)]
+
+
+@pytest.fixture(scope="module")
+def default_method(records, task, encoder_path):
+    m = AutoCAD(AutoCADConfig(encoder=str(encoder_path), device="cpu", min_similarity=0.5), seed=0)
+    facts = m.prepare(records, task)
+    yield m, facts
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def default_results(default_method, items, task):
+    return default_method[0].generate(items, task)
+
+
+def candidates(results):
+    return [cf for cfs in results for cf in cfs]
+
+
+def with_config(method, **changes):
+    """The prepared method with some filter settings changed (filters are read at generation time)."""
+    method.config = dataclasses.replace(method.config, **changes)
+    return method
+
+
+# ------------------------------------------------------------------------------------------ provenance
+
+
+def test_prepare_reports_the_classifier_and_the_proposer(default_method):
+    _, facts = default_method
+    assert facts["classifier"]["judge"] == "tfidf-logreg" and facts["classifier_folds"] == 5
+    assert facts["proposer"] == "lexicon" and facts["mined_pairs"] == 0
+
+
+def test_edits_rebuild_the_text_and_name_what_they_changed(default_results, items):
+    assert len(default_results) == len(items)
+    for item, cfs in zip(items, default_results):
+        orig = item.record.text()
+        for cf in cfs:
+            assert cf.source is item.record and cf.target == item.target and cf.method == "auto-cad.v1"
+            edits = cf.meta["edits"]
+            assert edits and all(orig[e["start"]:e["end"]] == e["old"] for e in edits)
+            from cfaug.methods.auto_cad.text import Edit
+
+            rebuilt = apply_edits(orig, [Edit(e["start"], e["end"], e["new"], e["old"], e["kind"]) for e in edits])
+            assert rebuilt == cf.fields["text"] != orig
+            assert cf.meta["edit_rate"] == round(token_edit_rate(orig, cf.fields["text"]), 4)
+            assert cf.meta["causal_terms"] and all("importance" in t for t in cf.meta["causal_terms"])
+
+
+def test_each_variant_makes_its_kind_of_edit(default_results, items):
+    variants = set()
+    for item, cfs in zip(items, default_results):
+        for cf in cfs:
+            variants.add(cf.meta["variant"])
+            for e in cf.meta["edits"]:
+                if e["kind"] == "remove":
+                    assert cf.meta["variant"] == "rm-ct" and e["new"] == ""
+                    assert LEX.polarity(e["old"]) == item.record.label
+                elif e["kind"] == "negation":
+                    assert e["old"].lower() in NEGATORS or e["old"].lower().endswith("n't")
+                else:
+                    assert e["kind"] == "replace" and cf.meta["variant"] == "rep-ct"
+                    assert LEX.polarity(e["new"]) == item.target  # a word of the target's polarity
+    assert variants == {"rm-ct", "rep-ct"}
+
+
+def test_filters_are_recorded_and_decide_passed(default_results):
+    cands = candidates(default_results)
+    for cf in cands:
+        f = cf.meta["filters"]
+        assert set(f) == {"flip", "edit_rate", "similarity"}
+        assert f["flip"] == cf.meta["own_judge"]["flipped"]
+        assert f["edit_rate"] == (cf.meta["edit_rate"] <= 0.3)
+        if f["flip"] and f["edit_rate"]:
+            assert f["similarity"] == (cf.meta["similarity"] >= 0.5)
+        else:
+            assert f["similarity"] is None and "similarity" not in cf.meta  # not computed
+        assert cf.meta["passed"] == cf.passed == all(v is not False for v in f.values())
+    passing_items = sum(any(cf.passed for cf in cfs) for cfs in default_results)
+    assert passing_items >= len(default_results) // 2
+
+
+def assert_no_repeated_text(results):
+    for cfs in results:
+        texts = [cf.fields["text"] for cf in cfs]
+        assert len(texts) == len(set(texts)), texts
+
+
+def test_no_item_gets_the_same_text_twice(default_results):
+    assert_no_repeated_text(default_results)
+
+
+def test_a_negation_only_text_gives_one_candidate(default_method, task):
+    m, _ = default_method
+    item = WorkItem(Record(id="neg-only", fields={"text": "The film is not bad."}, label="positive"), "negative")
+    (cfs,) = m.generate([item], task)
+    assert [cf.fields["text"] for cf in cfs] == ["The film is bad."]
+    assert cfs[0].meta["edits"] == [{"start": 12, "end": 15, "old": "not", "new": "", "kind": "negation"}]
+
+
+# ------------------------------------------------------------------------------------ minimality filter
+
+
+def test_edit_rate_filter_marks_candidates_failed(default_method, items, task):
+    m, _ = default_method
+    old = m.config
+    try:
+        results = with_config(m, max_edit_rate=0.05).generate(items[:8], task)
+    finally:
+        m.config = old
+    cands = candidates(results)
+    assert cands
+    for cf in cands:
+        assert cf.meta["edit_rate"] > 0.05
+        assert cf.meta["filters"]["edit_rate"] is False and cf.meta["filters"]["similarity"] is None
+        assert cf.meta["passed"] is False
+
+
+def test_similarity_filter_marks_candidates_failed(default_method, items, task):
+    m, _ = default_method
+    old = m.config
+    try:
+        results = with_config(m, min_similarity=0.999).generate(items[:8], task)
+    finally:
+        m.config = old
+    judged = [cf for cf in candidates(results) if cf.meta["filters"]["flip"] and cf.meta["filters"]["edit_rate"]]
+    assert judged
+    for cf in judged:
+        assert cf.meta["similarity"] < 0.999 and cf.meta["filters"]["similarity"] is False and not cf.passed
+
+
+def test_similarity_off_skips_the_encoder(default_method, items, task):
+    m, _ = default_method
+    old = m.config
+    try:
+        results = with_config(m, min_similarity=0.0).generate(items[:4], task)
+    finally:
+        m.config = old
+    for cf in candidates(results):
+        assert "similarity" not in cf.meta["filters"] and "similarity" not in cf.meta
+
+
+# ----------------------------------------------------------------------------------------- determinism
+
+
+def test_generation_depends_only_on_the_seed_and_the_item(default_method, items, task, default_results):
+    m, _ = default_method
+    again = m.generate(list(reversed(items[:6])), task)[::-1]  # other batch, other order
+    assert [[cf.fields["text"] for cf in cfs] for cfs in again] == \
+        [[cf.fields["text"] for cf in cfs] for cfs in default_results[:6]]
+    assert [[cf.meta for cf in cfs] for cfs in again] == [[cf.meta for cf in cfs] for cfs in default_results[:6]]
+
+
+def test_the_seed_drives_context_sampling(default_method, items, task, default_results):
+    m, _ = default_method
+    m.seed = 1
+    try:
+        other = m.generate(items[:6], task)
+    finally:
+        m.seed = 0
+    imp = lambda res: [t["importance"] for cfs in res for cf in cfs for t in cf.meta["causal_terms"]]  # noqa: E731
+    assert imp(other) != imp(default_results[:6])
+
+
+# ------------------------------------------------------------------------------------- negation removal
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I won't forget it.", "I will forget it."),
+    ("It isn't boring.", "It is boring."),
+    ("You can't miss it.", "You can miss it."),
+    ("I cannot recommend it.", "I can recommend it."),
+    ("It is not good.", "It is good."),
+    ("Never a dull moment.", "A dull moment."),
+    ("A film without charm.", "A film with charm."),
+])
+def test_removing_a_negator(text, expected):
+    toks = tokenize(text)
+    head = next(i for i, t in enumerate(toks) if t.lower in NEGATORS)
+    edit = AutoCAD()._removal(toks, CausalTerm(head=head, phrase=(head,), kind="negation"))
+    assert edit.kind == "negation" and apply_edits(text, [edit]) == expected
+
+
+def test_removing_a_word():
+    toks = tokenize("A great film.")
+    edit = AutoCAD()._removal(toks, CausalTerm(head=1, phrase=(1,), kind="word"))
+    assert (edit.old, edit.new, edit.kind) == ("great", "", "remove")
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"replace": "sometimes"}, "replace must be 'all' or 'until-flip'"),
+    ({"variants": "rm,swap"}, "variants must be a subset of rm,rep"),
+    ({"variants": ""}, "variants must be a subset of rm,rep"),
+])
+def test_bad_parameters(params, message):
+    with pytest.raises(MethodConfigError, match=message):
+        AutoCAD(AutoCADConfig(**params))
+
+
+def test_unsupported_task_and_single_label_input(records):
+    with pytest.raises(MethodConfigError, match="supports tasks sentiment, rating, not 'nli'"):
+        AutoCAD().prepare(records, make_task("nli"))
+    positives = [r for r in records if r.label == "positive"]
+    with pytest.raises(MethodConfigError, match="needs both labels"):
+        AutoCAD().prepare(positives, make_task("sentiment"))
+
+
+@pytest.mark.parametrize("param,name", [("classifier", "bert-base-uncased"), ("mlm", "distilroberta-base")])
+def test_hub_names_are_refused_before_anything_is_fetched(records, task, param, name, monkeypatch):
+    import huggingface_hub
+
+    def no_network(*a, **k):
+        raise AssertionError("a download was attempted")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_network)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", no_network)
+    with pytest.raises(ModelPathError, match=f"'{name}' is not a local folder.*does not download models"):
+        AutoCAD(AutoCADConfig(**{param: name}, min_similarity=0)).prepare(records, task)
+
+
+# ------------------------------------------------------------------------------ HF classifier and MLM
+
+
+@pytest.fixture(scope="module")
+def hf_method(records, task, tiny_classifier_dir, tiny_mlm_dir):
+    m = AutoCAD(AutoCADConfig(classifier=str(tiny_classifier_dir), mlm=str(tiny_mlm_dir), device="cpu",
+                              min_similarity=0), seed=0)
+    facts = m.prepare(records, task)
+    yield m, facts
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def hf_results(hf_method, items, task):
+    return hf_method[0].generate(items, task)
+
+
+def test_local_hf_classifier_and_masked_lm(hf_method, hf_results, items, tiny_classifier_dir, tiny_mlm_dir):
+    m, facts = hf_method
+    assert facts["classifier"]["path"] == str(tiny_classifier_dir) and facts["classifier_folds"] == 1
+    assert facts["proposer"] == f"mlm:{tiny_mlm_dir.name}"
+    replaced = []
+    for item, cfs in zip(items, hf_results):
+        for cf in cfs:
+            assert cf.meta["own_judge"]["name"] == f"hf:{tiny_classifier_dir.name}"
+            assert cf.meta["proposer"] == f"mlm:{tiny_mlm_dir.name}"
+            replaced += [(item.target, e["new"].lower()) for e in cf.meta["edits"] if e["kind"] == "replace"]
+    # the tiny MLM ranks great > awful > terrible above every other word
+    assert replaced and all(new == {"negative": "awful", "positive": "great"}[t] for t, new in replaced)
+    assert m._encoder is None  # no similarity filter, no lexicon proposer: the encoder is never loaded
+
+
+def test_removal_and_replacement_giving_the_same_text_count_once(hf_results):
+    # with this classifier, RM-CT and REP-CT both just drop "not" in "It is not boring at all."
+    assert_no_repeated_text(hf_results)
+
+
+def test_classifier_labels_must_be_task_labels(records, task, tiny_classifier_dir):
+    cfg = AutoCADConfig(classifier=str(tiny_classifier_dir), classifier_labels="neg,pos", device="cpu", min_similarity=0)
+    with pytest.raises(MethodConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
+        AutoCAD(cfg).prepare(records, task)
