@@ -39,6 +39,7 @@ class RunSummary:
     flip_rate_own_judge: float | None = None
     own_judge: str | None = None
     seconds: float = 0.0
+    peak_memory_mb: float = 0.0
     run_dir: str = ""
     output: str | None = None
     rejects_file: str | None = None
@@ -59,7 +60,7 @@ class RunSummary:
             out.append(f"flip rate ({self.own_judge}, the method's own judge)  {self.flip_rate_own_judge:.1%}")
         for k, v in self.extra.items():
             out.append(f"{k:<22} {v}")
-        out.append(f"time                   {self.seconds:.1f} s")
+        out.append(f"time                   {self.seconds:.1f} s  (peak memory {self.peak_memory_mb:.0f} MB)")
         out.append(f"run directory          {self.run_dir}")
         if self.output:
             out.append(f"output                 {self.output}")
@@ -173,6 +174,7 @@ def run(
     summary.rows_rejected = len(data.rejects)
     summary.items_resumed = len(items) - len(pending)
     summary.seconds = time.perf_counter() - start
+    summary.peak_memory_mb = _peak_memory_mb()
     summary.run_dir = str(rd.path)
     summary.rejects_file = str(rd.path / "rejects.jsonl")
     summary.extra = extra or {}
@@ -186,6 +188,14 @@ def run(
     rd.write_json("manifest.json", manifest)
     rd.write_json("summary.json", asdict(summary))
     return summary, rows
+
+
+def _peak_memory_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return 0.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _result_line(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None, data: Dataset,

@@ -28,12 +28,12 @@ class CausalTerm:
 
     head: int
     phrase: tuple[int, ...]
-    kind: str  # "word" or "negation"
+    kind: str  # "word", "negation" or "score" (an explicit rating such as "8/10")
     importance: float = 0.0
     contexts: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
     def describe(self, tokens: Sequence[Token]) -> dict[str, object]:
-        return {"term": " ".join(tokens[i].text for i in self.phrase), "kind": self.kind,
+        return {"term": " ".join(tokens[i].text for i in self.phrase) if self.phrase else self.kind, "kind": self.kind,
                 "importance": round(float(self.importance), 4)}
 
 

@@ -15,7 +15,7 @@ NEGATORS: dict[str, str] = {
 #: Auxiliary forms left behind when n't is deleted ("won't" -> "will", "can't" -> "can").
 AUX_AFTER_NT = {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}
 #: Words that say nothing about polarity on their own even though the lexicon lists them.
-STOP_OPINION = {"like", "well", "right", "work", "works", "pretty", "enough", "fun", "funny", "plot", "character"}
+STOP_OPINION = {"like", "well", "right", "work", "works", "pretty", "enough", "plot", "character"}
 
 
 @dataclass

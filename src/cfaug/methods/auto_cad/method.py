@@ -9,12 +9,14 @@ Recipe (see README, "auto-cad"):
 4. REP-CT: replace causal terms in order of importance by an opposite-polarity word that fits the context
    and moves ``C`` toward the target; negation phrases lose their negator. Then further substitutions of
    the remaining label-polarity words until ``C`` flips.
-5. Filters: ``C`` predicts the target, token edit rate <= ``max_edit_rate``, sentence-embedding cosine to
-   the original >= ``min_similarity``. Every candidate carries its edits, scores and filter results.
+5. Filters: ``C`` predicts the target, token edit rate <= ``max_edit_rate``, sentence-embedding similarity
+   to the original >= ``min_similarity`` (edited sentences compared with their originals, see
+   :func:`edited_sentence_similarity`). Every candidate carries its edits, scores and filter results.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +36,7 @@ from cfaug.methods.auto_cad.replacements import (
     ReplacementRequest,
     Weights,
 )
-from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, tokenize
+from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_spans, tokenize
 from cfaug.methods.base import METHODS, Method, MethodConfigError
 
 NAME = "auto-cad.v1"
@@ -57,11 +59,12 @@ class AutoCADConfig:
     replace: str = "all"  #: REP-CT: "all" causal terms, or "until-flip" (stop at the first flip)
     classifier_weight: float = 2.0  #: weight of the classifier's movement when choosing a replacement
     lm_weight: float = 0.15  #: weight of the bigram/MLM context fit
-    antonym_weight: float = 1.5  #: bonus for a word from the built-in antonym table
-    pairs_weight: float = 1.0  #: bonus for substitutions mined from --pairs
+    antonym_weight: float = 3.0  #: bonus for a word from the built-in antonym table
+    pairs_weight: float = 2.0  #: bonus for substitutions mined from --pairs
+    min_target_prob: float = 0.6  #: filter and REP-CT keeps substituting until the classifier gives the target this much
     require_flip: bool = True  #: filter: the classifier must predict the target
     max_edit_rate: float = 0.3  #: filter: token edit rate at most this
-    min_similarity: float = 0.7  #: filter: embedding cosine to the original at least this (0 = off)
+    min_similarity: float = 0.7  #: filter: edited-sentence embedding similarity at least this (0 = off)
     device: str | None = None  #: torch device for HF models (default: cuda if available)
 
 
@@ -230,6 +233,9 @@ class AutoCAD(Method):
                 if t.kind == "negation":
                     plans[i].append((self._removal(tokens, t), t))
             plans[i].sort(key=lambda et: -et[1].importance)
+            # explicit scores ("8/10") are mirrored first: the most direct statement of the label
+            plans[i][:0] = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
+                            for e in score_edits(items[i].record.text(), _polarity(task, items[i].target))]
         return plans
 
     def _until_flip(self, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
@@ -241,7 +247,7 @@ class AutoCAD(Method):
         prefixes = [apply_edits(text, [e for e, _ in plan[: k + 1]]) for k in range(len(plan))]
         probs = self.classifier.predict_proba(prefixes)[:, tcol]
         positive = sum(1 for _, t in plan if t.importance > 0)
-        flip_at = next((k for k, p in enumerate(probs) if p > 0.5), None)
+        flip_at = next((k for k, p in enumerate(probs) if p > self.config.min_target_prob), None)
         if self.config.replace == "all":
             n = max(positive, (flip_at + 1) if flip_at is not None else len(plan))
         else:
@@ -279,7 +285,7 @@ class AutoCAD(Method):
                 continue  # unchanged, or the same text as an earlier variant (RM-CT and REP-CT can agree)
             made.add((i, new))
             tcol = labels.index(item.target) if item.target in labels else 0
-            flipped = bool(labels[int(np.argmax(p))] == item.target)
+            flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= c.min_target_prob)
             rate = token_edit_rate(orig, new)
             filters: dict[str, Any] = {"flip": flipped or not c.require_flip, "edit_rate": rate <= c.max_edit_rate}
             tokens = docs[i][0]
@@ -297,8 +303,8 @@ class AutoCAD(Method):
             if c.min_similarity > 0 and all(filters.values()):
                 need_sim.append(len(cands) - 1)
         if need_sim:
-            sims = self.encoder.cosine([cands[k][1].source.text() for k in need_sim],
-                                       [cands[k][1].fields["text"] for k in need_sim])
+            sims = edited_sentence_similarity(self.encoder, [cands[k][1].source.text() for k in need_sim],
+                                              [cands[k][1].fields["text"] for k in need_sim])
             for k, s in zip(need_sim, sims):
                 cands[k][1].meta["similarity"] = round(float(s), 4)
                 cands[k][2]["similarity"] = bool(s >= c.min_similarity)
@@ -308,6 +314,57 @@ class AutoCAD(Method):
             cf.meta["filters"] = filters
             cf.meta["passed"] = all(v is not False for v in filters.values())
             results[i].append(cf)
+
+
+_SCORE = re.compile(r"\b(\d{1,2}(?:\.\d)?)\s*(/|out of)\s*(10|5)\b", re.IGNORECASE)
+
+
+def score_edits(text: str, target_polarity: str | None) -> list[Edit]:
+    """Mirror explicit review scores on the scale ("8/10" -> "3/10", "4 out of 5" -> "2 out of 5") when
+    they sit on the wrong side of the middle for the target polarity."""
+    edits = []
+    for m in _SCORE.finditer(text):
+        value, scale = float(m.group(1)), int(m.group(3))
+        mid = scale / 2
+        wrong = (value > mid) if target_polarity == "negative" else (value < mid)
+        if target_polarity is None or not wrong or value > scale:
+            continue
+        mirrored = scale + 1 - value  # 1..10 <-> 10..1, 1..5 <-> 5..1
+        new = f"{mirrored:g}"
+        edits.append(Edit(m.start(1), m.end(1), new, m.group(1), "replace"))
+    return edits
+
+
+def edited_sentence_similarity(encoder: Any, originals: Sequence[str], rewrites: Sequence[str]) -> list[float]:
+    """Similarity of each rewrite to its original, sentence by sentence.
+
+    Sentences are aligned by position; unchanged ones count 1.0, changed ones the encoder's cosine, and the
+    result is the average weighted by the original sentences' lengths in characters. This sees every edit
+    of a long review (a whole-text embedding is truncated at the encoder's window) and encodes only the
+    changed sentences. Texts whose sentence count changed fall back to the whole-text cosine.
+    """
+    jobs: list[tuple[int, str, str, int]] = []
+    whole: list[int] = []
+    weights: list[tuple[float, float]] = []
+    for i, (a, b) in enumerate(zip(originals, rewrites)):
+        sa = [a[x:y] for x, y in sentence_spans(a)]
+        sb = [b[x:y] for x, y in sentence_spans(b)]
+        if len(sa) != len(sb):
+            whole.append(i)
+            weights.append((0.0, 1.0))
+            continue
+        same = sum(len(x) for x, y in zip(sa, sb) if x == y)
+        weights.append((float(same), float(sum(len(x) for x in sa)) or 1.0))
+        jobs += [(i, x, y, len(x)) for x, y in zip(sa, sb) if x != y]
+    sims = encoder.cosine([j[1] for j in jobs], [j[2] for j in jobs]) if jobs else []
+    acc = [w[0] for w in weights]
+    for (i, _, _, n), sim in zip(jobs, sims):
+        acc[i] += n * float(sim)
+    out = [a / w[1] for a, w in zip(acc, weights)]
+    if whole:
+        for i, sim in zip(whole, encoder.cosine([originals[i] for i in whole], [rewrites[i] for i in whole])):
+            out[i] = float(sim)
+    return out
 
 
 def _fold(record_id: str, k: int) -> int:

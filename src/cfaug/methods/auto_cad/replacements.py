@@ -61,10 +61,9 @@ class LexiconProposer:
             common = {w for w in words if bigram.count(w) >= min_count and w.isalpha()}
             extra = {a for ants in lexicon.antonyms.values() for a in ants if a in words}
             extra |= {c for cs in self.pairs.values() for c in cs if c in words}
-            vocab = common | extra
-            if len(vocab) < 50:  # tiny input corpus: fall back to the whole lexicon
-                vocab |= {w for w in words if w.isalpha()}
-            self._vocab[pol] = sorted(vocab)
+            # words seen in the corpus, plus the antonym table and mined pairs (which also cover
+            # inputs too small to have a vocabulary of their own)
+            self._vocab[pol] = sorted(common | extra)
         self.name = "lexicon"
 
     def _embed(self, words: Sequence[str]) -> np.ndarray:
