@@ -12,6 +12,7 @@ from cfaug import __version__
 #: Modules that provide subcommands, in the order ``cfaug --help`` lists them.
 COMMAND_MODULES = (
     "cfaug.cli.augment",
+    "cfaug.cli.demo",
     "cfaug.cli.methods",
     "cfaug.cli.prompts",
     "cfaug.cli.evaluate",
