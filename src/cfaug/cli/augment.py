@@ -24,10 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", default=None, help="method name from 'cfaug methods' (default: auto-cad)")
     p.add_argument("--config", help="YAML or JSON file with any of these options; flags override it")
     g = p.add_argument_group("task and columns")
-    g.add_argument("--task", choices=("sentiment", "rating", "nli"), default=None, help="default: sentiment")
+    g.add_argument("--task", choices=("sentiment", "rating", "nli", "style"), default=None, help="default: sentiment")
     g.add_argument("--target", default=None, help="label to rewrite towards, or 'opposite' (default)")
     g.add_argument("--edit-side", choices=("premise", "hypothesis"), default=None, help="NLI field to edit")
-    g.add_argument("--levels", default=None, help="rating levels, comma-separated (default 1,2,3,4,5)")
+    g.add_argument("--levels", default=None, help="rating levels (default 1,2,3,4,5) or style names (default informal,formal), comma-separated")
     g.add_argument("--text-col", default=None)
     g.add_argument("--premise-col", default=None)
     g.add_argument("--hypothesis-col", default=None)
@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     params: dict[str, Any] = dict(cfg.get("params", {}))
     params.update(parse_params(args.param))
     for flag in METHOD_PARAM_FLAGS:
-        if getattr(args, flag) is not None:
-            params[flag] = getattr(args, flag)
+        if opt(flag) is not None:
+            params[flag] = opt(flag)
     collect_extra_params(args, params)
     output = args.output or cfg.get("output") or str(Path(args.input).with_suffix("")) + ".counterfactuals.jsonl"
     run_dir = opt("run_dir") or str(output) + ".run"

@@ -14,6 +14,10 @@ NLI_ALIASES: dict[str, str] = {
     **{k: "neutral" for k in ("neutral", "neu", "1")},
     **{k: "contradiction" for k in ("contradiction", "contradicts", "contradict", "c", "2")},
 }
+STYLE_ALIASES: dict[str, str] = {
+    **{k: "formal" for k in ("formal", "fml", "formal style")},
+    **{k: "informal" for k in ("informal", "inf", "casual", "colloquial", "informal style")},
+}
 
 
 class LabelError(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, LabelSpace
+from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, STYLE_ALIASES, LabelSpace
 from cfaug.data.records import Record
 
 
@@ -101,17 +101,35 @@ class NLITask(Task):
         self.edit_roles = (self.edit_side,)
 
 
+@dataclass
+class StyleTask(Task):
+    """Style transfer: rewrite a text into a named target style, keeping its content. ``styles`` are the
+    style names (default ``informal`` / ``formal``, the worked example); a judge scores how strongly a
+    text shows a style (a number, higher = more of it) rather than only naming a label. ``opposite``
+    targets every other style."""
+
+    name: str = "style"
+    styles: tuple[str, ...] = ("informal", "formal")
+    label_space: LabelSpace = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.label_space = LabelSpace(self.styles, STYLE_ALIASES)
+
+
 def make_task(name: str, *, target: str = "opposite", edit_side: str = "premise",
               levels: tuple[str, ...] | None = None) -> Task:
-    """Build a task by name: ``sentiment``, ``rating`` or ``nli``."""
+    """Build a task by name: ``sentiment``, ``rating``, ``nli`` or ``style`` (``levels``: the style
+    names, default informal,formal)."""
     if name == "sentiment":
         task: Task = SentimentTask(target=target)
     elif name == "rating":
         task = RatingTask(target=target, levels=levels or ("1", "2", "3", "4", "5"))
     elif name == "nli":
         task = NLITask(target=target, edit_side=edit_side)
+    elif name == "style":
+        task = StyleTask(target=target, styles=levels or ("informal", "formal"))
     else:
-        raise TaskError(f"unknown task {name!r}; choose sentiment, rating or nli")
+        raise TaskError(f"unknown task {name!r}; choose sentiment, rating, nli or style")
     if target != "opposite":
         task.label_space.canonical(target)  # fail early on an unknown target
     return task

@@ -202,7 +202,46 @@ class Text(Parser):
         return text
 
 
-for _parser in (Text(), RevisedText(), Label(), Triples()):
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+
+
+class Score(Parser):
+    """A number from ``low`` to ``high`` (context; default 1 to 5). Accepts ``<score>x</score>``, an answer
+    that is just a number, ``x/5`` or ``x out of 5``, a number after the word ``score``, or an answer with
+    exactly one number. A number outside the range is an error, not clipped."""
+
+    name = "score"
+
+    def __call__(self, answer: str, *, low: float = 1.0, high: float = 5.0, **context: Any) -> float:
+        text = (answer or "").strip()
+        m = re.search(r"<score>(.*?)</score>", text, re.S | re.I)
+        if m:
+            text = m.group(1).strip()
+        bare = clean_text(text).strip(" .!:;")
+        if re.fullmatch(_NUMBER, bare):
+            return self._in_range(float(bare), low, high)
+        for pattern in (rf"({_NUMBER})\s*(?:/|out of)\s*\d+", rf"score\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})"):
+            m = re.search(pattern, text, re.I)
+            if m:
+                return self._in_range(float(m.group(1)), low, high)
+        numbers = set(re.findall(_NUMBER, text))
+        if len(numbers) == 1:
+            return self._in_range(float(numbers.pop()), low, high)
+        if not numbers:
+            raise ParseError(f"no number in the answer: {text[:80]!r}")
+        raise ParseError(f"the answer holds several numbers ({', '.join(sorted(numbers))})")
+
+    @staticmethod
+    def _in_range(value: float, low: float, high: float) -> float:
+        if not low <= value <= high:
+            raise ParseError(f"the score {value:g} is outside {low:g} to {high:g}")
+        return value
+
+    def reminder(self, *, low: float = 1.0, high: float = 5.0, **context: Any) -> str:
+        return f"Answer with one number from {low:g} to {high:g} only, between <score> and </score>."
+
+
+for _parser in (Text(), RevisedText(), Label(), Triples(), Score()):
     PARSERS.register(f"{_parser.name}.v1", (type(_parser).__doc__ or "").strip().splitlines()[0])(_parser)
 
 

@@ -23,7 +23,7 @@ from cfaug.methods.base import METHODS
 @METHODS.register("zero-shot.v1", "LLM, one instruction: minimally edit the text so its label becomes the target")
 class ZeroShot(LLMMethod):
     name = "zero-shot.v1"
-    supported_tasks = ("sentiment", "rating", "nli")
+    supported_tasks = ("sentiment", "rating", "nli", "style")
 
     @dataclass
     class Config(LLMConfig):

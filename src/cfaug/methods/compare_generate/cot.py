@@ -1,0 +1,44 @@
+"""``cot``: the chain-of-thought baseline.
+
+Like ``few-shot``, but each demonstration spells out its reasoning: the causal words of the original (the
+words that carry its label), what each becomes, then the revision (the causal words and replacements are
+the word-level differences between a demonstration's original and its revision). The model is asked for
+the same three steps. One request per item; the model's causal words and replacements are kept in
+``meta["reasoning"]``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.methods.base import METHODS
+from cfaug.methods.compare_generate.strategy import StrategyMethod
+
+_STEP = {"causal_words": re.compile(r"(?im)^[ \t*_>-]*causal words?[ \t*_]*:[ \t*_]*(.+)$"),
+         "replacements": re.compile(r"(?im)^[ \t*_>-]*replacements?[ \t*_]*:[ \t*_]*(.+)$")}
+
+
+@METHODS.register("cot.v1", "LLM, chain-of-thought baseline: identify causal words, replace them, then write "
+                            "the revision")
+class ChainOfThought(StrategyMethod):
+    name = "cot.v1"
+    strategy = "cot"
+    main_prompt = "cot"
+    answer_room = 256  # the causal words and replacements written before the revision
+
+    async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
+        ctx = self.context(item, task)
+        answer = await self.rewrite(ctx, self.main(task))
+        return [self.counterfactual(ctx, answer.value, {"reasoning": reasoning(answer.text)})]
+
+
+def reasoning(answer: str) -> dict[str, str]:
+    """The ``Causal words:`` and ``Replacements:`` lines of an answer (those present)."""
+    out = {}
+    for key, pattern in _STEP.items():
+        m = pattern.search(answer)
+        if m:
+            out[key] = m.group(1).strip()
+    return out

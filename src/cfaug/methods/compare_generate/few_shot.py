@@ -1,0 +1,27 @@
+"""``few-shot``: the single-instruction baseline with worked examples.
+
+One prompt: the task, a two-step method (find the words that carry the current label, replace them), ``n_demos``
+demonstrations (original, current label, target label, revision), then the item. One request per item.
+The same prompt gives ``compare-generate`` and ``opro`` their initial candidates and ``self-refine`` its
+first revision. No judge checks the result: ``meta.passed`` is false only for an unchanged text.
+"""
+
+from __future__ import annotations
+
+from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.methods.base import METHODS
+from cfaug.methods.compare_generate.strategy import StrategyMethod
+
+
+@METHODS.register("few-shot.v1", "LLM, few-shot baseline: worked example rewrites (from your pairs or built-in), "
+                                 "then the text")
+class FewShot(StrategyMethod):
+    name = "few-shot.v1"
+    strategy = "few-shot"
+    main_prompt = "few-shot"
+
+    async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
+        ctx = self.context(item, task)
+        answer = await self.rewrite(ctx, self.main(task))
+        return [self.counterfactual(ctx, answer.value, {})]

@@ -1,0 +1,153 @@
+"""The label judge inside the ``compare-generate`` and ``opro`` loops: it says whether a candidate has the
+target label (or, for style, how strongly it shows the target style).
+
+* ``judge="llm"`` (default, as in Compare&Generate): the generating model itself, with a few-shot
+  classification prompt (``judge-<task>``): one extra request per new candidate.
+* ``judge="tfidf"``: a TF-IDF + logistic regression classifier trained when the run starts on the labelled
+  dataset named by ``judge_data`` (read with the task's columns): no extra request.
+* ``judge="hf"``: a local Hugging Face sequence classifier (``judge_model``, a folder; ``judge_labels``
+  names its outputs in order when its ``id2label`` does not use the task's labels): no extra request.
+
+A local classifier's style score is ``1 + 4 * P(target style)``, on the same 1 to 5 scale the LLM judge
+uses. The judge is recorded in the run manifest and in every counterfactual's ``meta["judge"]``; it is the
+generator's own judge, so evaluate the output with another one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cfaug.data.records import Record
+from cfaug.data.tasks import Task
+from cfaug.llm.errors import LLMError, UnparsedAnswer
+from cfaug.methods.base import MethodConfigError
+from cfaug.methods.compare_generate.objective import STYLE_RANGE, Judgement
+
+if TYPE_CHECKING:
+    from cfaug.methods.compare_generate.strategy import ItemContext, StrategyMethod
+
+JUDGE_KINDS = ("llm", "tfidf", "hf")
+#: Answer length of a judge request: a label or a number, with room for a short lead-in.
+JUDGE_MAX_TOKENS = 24
+
+
+class LLMJudge:
+    """The generating model as judge, with the ``judge-<task>`` prompt (``label`` or ``score`` parser)."""
+
+    kind = "llm"
+
+    def __init__(self, method: StrategyMethod, task: Task) -> None:
+        self.method = method
+        self.task = task
+        self.prompt = method.named_prompt(f"judge-{task.name}")
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.prompt.name}"
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.name, "kind": self.kind, "prompt": self.prompt.name, "prompt_sha256": self.prompt.sha256}
+
+    async def judge(self, ctx: ItemContext, fields: dict[str, str]) -> Judgement:
+        variables = {**ctx.variables, **fields, "fields": dict(fields), "original": fields[ctx.role]}
+        if self.task.name == "style":
+            parser_context: dict[str, Any] = {"low": STYLE_RANGE[0], "high": STYLE_RANGE[1]}
+        else:
+            parser_context = {"labels": list(self.task.label_space.labels)}
+        try:
+            answer = await self.method.ask(self.prompt, variables, parser_context=parser_context, seed=ctx.seed,
+                                           purpose="judge", max_tokens=JUDGE_MAX_TOKENS, temperature=0.0)
+        except UnparsedAnswer as exc:
+            return Judgement(error=f"unreadable judge answer: {exc}")
+        except LLMError as exc:
+            if getattr(exc, "aborts_run", False):
+                raise
+            return Judgement(error=f"judge request failed: {type(exc).__name__}: {exc}")
+        ctx.usage.add(answer)
+        if self.task.name == "style":
+            return Judgement(style=float(answer.value))
+        return Judgement(label=str(answer.value))
+
+
+class LocalJudge:
+    """A local classifier as judge (no LLM request). Predictions run in a worker thread, one at a time."""
+
+    kind = "local"
+
+    def __init__(self, classifier: Any, task: Task, info: dict[str, Any]) -> None:
+        unknown = set(classifier.labels) - set(task.label_space.labels)
+        if unknown:
+            raise MethodConfigError(f"judge labels {sorted(unknown)} are not labels of task {task.name} "
+                                    f"({', '.join(task.label_space.labels)}); pass judge_labels in the model's output order")
+        self.classifier = classifier
+        self.task = task
+        self.info = info
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return str(self.classifier.name)
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.name, "kind": self.kind, **self.info, **self.classifier.describe()}
+
+    def predict(self, fields: dict[str, str], target: str) -> Judgement:
+        x: Any = fields[self.task.roles[0]] if len(self.task.roles) == 1 else tuple(fields[r] for r in self.task.roles)
+        with self._lock:
+            probs = self.classifier.predict_proba([x])[0]
+        labels = list(self.classifier.labels)
+        if self.task.name == "style":
+            p = float(probs[labels.index(target)]) if target in labels else 0.0
+            lo, hi = STYLE_RANGE
+            return Judgement(style=lo + (hi - lo) * p)
+        return Judgement(label=labels[int(probs.argmax())])
+
+    async def judge(self, ctx: ItemContext, fields: dict[str, str]) -> Judgement:
+        return await asyncio.to_thread(self.predict, fields, ctx.item.target)
+
+
+def build_judge(kind: str, method: StrategyMethod, task: Task, *, data: str | None = None,
+                model: str | None = None, labels: str | None = None, seed: int = 0,
+                device: str | None = None) -> LLMJudge | LocalJudge:
+    """The loop's judge from the method's parameters (see the module docstring)."""
+    if kind not in JUDGE_KINDS:
+        raise MethodConfigError(f"judge must be one of {', '.join(JUDGE_KINDS)}, got {kind!r}")
+    if kind == "llm":
+        return LLMJudge(method, task)
+    if kind == "tfidf":
+        if not data:
+            raise MethodConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on")
+        from cfaug.data.io import DataError, read_dataset
+        from cfaug.judges.classifier import TfidfLinearJudge
+        from cfaug.run.manifest import hash_source
+
+        try:
+            ds = read_dataset(data, task)
+        except DataError as exc:
+            raise MethodConfigError(f"judge_data: {exc}") from None
+        if len({r.label for r in ds.records}) < 2:
+            raise MethodConfigError(f"judge_data {data}: needs at least two labels to train a judge")
+        clf = TfidfLinearJudge(model="logreg", seed=seed).fit(_inputs(ds.records, task), [r.label for r in ds.records])
+        return LocalJudge(clf, task, {"train_data": str(data), "train_data_sha256": hash_source(data),
+                                      "train_rows": len(ds.records)})
+    if not model:
+        raise MethodConfigError("judge=hf needs judge_model=PATH: a local sequence classifier folder")
+    from cfaug.judges.classifier import HFClassifierJudge
+    from cfaug.judges.models import ModelPathError
+
+    names = [x.strip() for x in labels.split(",")] if labels else None
+    try:
+        clf = HFClassifierJudge(model, labels=names, device=device)
+    except (ModelPathError, ValueError) as exc:
+        raise MethodConfigError(f"judge_model: {exc}") from None
+    return LocalJudge(clf, task, {})
+
+
+def _inputs(records: Sequence[Record], task: Task) -> list[Any]:
+    if len(task.roles) == 1:
+        return [r.fields[task.roles[0]] for r in records]
+    return [tuple(r.fields[k] for k in task.roles) for r in records]
+

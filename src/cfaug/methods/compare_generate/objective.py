@@ -1,0 +1,177 @@
+"""The objective that ``compare-generate`` and ``opro`` optimise, and the candidates it scores.
+
+For a label flip (sentiment, NLI) the objective is a loss to **minimise**::
+
+    score = alignment + alpha * relevance
+
+``alignment`` is 0 when the label judge gives the candidate the target label and 1 otherwise;
+``relevance`` is the distance to the original: token Levenshtein distance / number of tokens of the
+original (``relevance="token"``, the default), character Levenshtein distance / number of characters
+(``"char"``), or 1 - sentence-embedding cosine (``"embedding"``).
+
+For style transfer the objective is a score to **maximise**::
+
+    score = style + alpha * similarity
+
+``style`` is the judge's style score (1 to 5: how strongly the candidate shows the target style) and
+``similarity`` the closeness to the original: sentence-embedding cosine (the default for style), or
+1 - the token or character distance above (at least 0). A candidate counts as *aligned* when its style
+score reaches ``style_threshold``.
+
+When the judge could not answer, the candidate gets the worst alignment (1, or the lowest style score),
+and the failure is kept with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfaug.data.tasks import Task
+from cfaug.judges.similarity import token_edit_rate
+from cfaug.methods.base import MethodConfigError
+
+RELEVANCE_KINDS = ("auto", "token", "char", "embedding")
+STYLE_RANGE = (1.0, 5.0)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the label judge said about one candidate: a ``label`` (label tasks), a ``style`` score (style
+    task), or an ``error`` when it gave no usable answer."""
+
+    label: str | None = None
+    style: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class Candidate:
+    """A scored candidate. ``step`` is the loop step that produced it (0 = the initial candidates);
+    ``index`` its position in the trajectory."""
+
+    text: str
+    step: int
+    index: int
+    alignment: float
+    relevance: float
+    score: float
+    aligned: bool
+    judgement: Judgement = field(default_factory=Judgement)
+
+    def to_meta(self) -> dict[str, Any]:
+        """The candidate as kept in ``meta["trajectory"]``."""
+        out: dict[str, Any] = {"step": self.step, "text": self.text, "alignment": self.alignment,
+                               "relevance": self.relevance, "score": self.score, "aligned": self.aligned}
+        if self.judgement.label is not None:
+            out["label"] = self.judgement.label
+        if self.judgement.error is not None:
+            out["judge_error"] = self.judgement.error
+        return out
+
+    def view(self) -> dict[str, Any]:
+        """The candidate as a prompt template sees it (numbers rounded to 4 decimals; a 0/1 alignment
+        as an integer)."""
+        alignment: float | int = self.alignment
+        if float(alignment).is_integer():
+            alignment = int(alignment)
+        return {"text": self.text, "alignment": alignment, "relevance": round(self.relevance, 4),
+                "score": round(self.score, 4), "aligned": self.aligned, "step": self.step}
+
+
+class Objective:
+    """Scores candidates for one task (see the module docstring). ``encoder`` (a loaded
+    :class:`~cfaug.judges.SentenceEncoder`) is needed for ``relevance="embedding"``."""
+
+    def __init__(self, task: Task, alpha: float = 0.1, relevance: str = "auto", *, encoder: Any = None,
+                 style_threshold: float = 4.0) -> None:
+        if relevance not in RELEVANCE_KINDS:
+            raise MethodConfigError(f"relevance must be one of {', '.join(RELEVANCE_KINDS)}, got {relevance!r}")
+        if not alpha >= 0:
+            raise MethodConfigError(f"alpha must be 0 or more, got {alpha}")
+        self.task = task
+        self.maximise = task.name == "style"
+        self.alpha = float(alpha)
+        self.kind = ("embedding" if self.maximise else "token") if relevance == "auto" else relevance
+        if self.kind == "embedding" and encoder is None:
+            raise ValueError("relevance='embedding' needs a sentence encoder")
+        self.encoder = encoder
+        lo, hi = STYLE_RANGE
+        if self.maximise and not lo <= style_threshold <= hi:
+            raise MethodConfigError(f"style_threshold must be within {lo:g} to {hi:g}, got {style_threshold}")
+        self.style_threshold = float(style_threshold)
+
+    # -- parts ---------------------------------------------------------------------------------------
+    def relevance(self, original: str, text: str) -> float:
+        """Distance to the original (minimising) or similarity to it (maximising)."""
+        if self.kind == "embedding":
+            cos = float(self.encoder.cosine([original], [text])[0])
+            return cos if self.maximise else 1.0 - cos
+        if self.kind == "token":
+            dist = token_edit_rate(original, text)
+        else:
+            from rapidfuzz.distance import Levenshtein
+
+            dist = Levenshtein.distance(original, text) / max(1, len(original))
+        return max(0.0, 1.0 - dist) if self.maximise else dist
+
+    def alignment(self, judgement: Judgement, target: str) -> tuple[float, bool]:
+        """(alignment term, aligned?) for a judgement."""
+        if self.maximise:
+            style = judgement.style if judgement.style is not None else STYLE_RANGE[0]
+            return float(style), style >= self.style_threshold
+        ok = judgement.error is None and judgement.label == target
+        return (0.0 if ok else 1.0), ok
+
+    def candidate(self, text: str, original: str, judgement: Judgement, target: str, *, step: int,
+                  index: int, relevance: float | None = None) -> Candidate:
+        """Score ``text``. ``relevance`` may be passed when already computed (e.g. in a worker thread)."""
+        rel = self.relevance(original, text) if relevance is None else relevance
+        align, aligned = self.alignment(judgement, target)
+        return Candidate(text, step, index, align, rel, align + self.alpha * rel, aligned, judgement)
+
+    # -- comparing -----------------------------------------------------------------------------------
+    def better(self, a: Candidate, b: Candidate) -> bool:
+        """Is ``a`` strictly better than ``b``? (Equal scores are not an improvement.)"""
+        if _same(a.score, b.score):
+            return False
+        return a.score > b.score if self.maximise else a.score < b.score
+
+    def best(self, candidates: list[Candidate]) -> Candidate:
+        """The best candidate; among equal scores the earliest."""
+        top = candidates[0]
+        for c in candidates[1:]:
+            if self.better(c, top):
+                top = c
+        return top
+
+    def verdict(self, first: Candidate, second: Candidate) -> str:
+        """How the comparison prompt states the pair: ``"1"`` or ``"2"`` (that one is better), or, for
+        equal scores, ``"equally bad"`` (neither is aligned) or ``"equally good"``."""
+        if _same(first.score, second.score):
+            return "equally good" if first.aligned and second.aligned else "equally bad"
+        return "1" if self.better(first, second) else "2"
+
+    def relevance_note(self) -> str:
+        """How the relevance term is measured, in words, for the prompts."""
+        unit = {"token": ("word-level", "words"), "char": ("character-level", "characters")}.get(self.kind)
+        if unit is None:
+            return ("the cosine similarity of the two texts' sentence embeddings, 1 = same meaning" if self.maximise
+                    else "one minus the cosine similarity of the two texts' sentence embeddings")
+        measure = f"the {unit[0]} edit distance divided by the number of {unit[1]} of the original"
+        return f"one minus {measure}" if self.maximise else measure
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"direction": "maximise" if self.maximise else "minimise", "alpha": self.alpha,
+                               "relevance": self.kind}
+        if self.maximise:
+            out["style_threshold"] = self.style_threshold
+            out["style_range"] = list(STYLE_RANGE)
+        if self.encoder is not None:
+            out["encoder"] = self.encoder.describe()
+        return out
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)

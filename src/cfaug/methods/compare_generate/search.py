@@ -1,0 +1,153 @@
+"""What the two search strategies (``opro`` and ``compare-generate``) share: the objective and the label
+judge, the two initial candidates from the few-shot prompt, scoring a candidate, and the final
+counterfactual with its whole trajectory.
+
+Both start like Compare&Generate's Algorithm 1: two answers to the few-shot prompt (sample indices 0 and
+1, at ``init_temperature``), each scored by the objective. An unreadable answer, or a request the server
+refused, is kept in the trajectory as a failed step and the search goes on; while fewer than two readable
+candidates exist, a step asks the few-shot prompt again (a new sample) instead of the strategy's prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from cfaug.data.records import Counterfactual
+from cfaug.data.tasks import Task
+from cfaug.llm.errors import UnparsedAnswer
+from cfaug.llm.method import Answer
+from cfaug.methods.base import MethodConfigError
+from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
+from cfaug.methods.compare_generate.objective import Candidate, Objective
+from cfaug.methods.compare_generate.strategy import ItemContext, StrategyConfig, StrategyMethod
+
+
+@dataclass
+class SearchConfig(StrategyConfig):
+    """Parameters of the search strategies (besides the demonstration and LLM ones).
+
+    ``judge``: ``llm`` (the model with a few-shot classification prompt), ``tfidf`` (trained on
+    ``judge_data``) or ``hf`` (a local classifier ``judge_model``, outputs named by ``judge_labels``,
+    run on ``judge_device``); ``alpha``: weight of the relevance term; ``relevance``: ``auto`` (token
+    distance for label flips, embedding similarity for style), ``token``, ``char`` or ``embedding``;
+    ``style_threshold``: style score from which a style candidate counts as aligned; ``init_temperature``:
+    temperature of the two initial few-shot candidates; ``require_alignment``: mark the result as failed
+    (``meta.passed = false``, kept with ``--keep-failed``) when the judge does not give it the target.
+    """
+
+    judge: str = "llm"
+    judge_data: str | None = None
+    judge_model: str | None = None
+    judge_labels: str | None = None
+    judge_device: str | None = None
+    alpha: float = 0.1
+    relevance: str = "auto"
+    style_threshold: float = 4.0
+    init_temperature: float = 0.7
+    require_alignment: bool = True
+
+
+class SearchStrategy(StrategyMethod):
+    """Base class of ``opro`` and ``compare-generate``."""
+
+    Config: ClassVar[type] = SearchConfig
+    other_prompts: ClassVar[tuple[str, ...]] = ("few-shot",)
+
+    def __init__(self, config: Any = None, *, seed: int = 0) -> None:
+        super().__init__(config, seed=seed)
+        self.objective: Objective | None = None
+        self.judge: LLMJudge | LocalJudge | None = None
+        self._relevance_lock = threading.Lock()
+
+    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
+        facts = super().prepare(records, task)
+        c = self.config
+        wants_embedding = c.relevance == "embedding" or (c.relevance == "auto" and task.name == "style")
+        self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold,
+                                   encoder=self.encoder() if wants_embedding else None)
+        self.judge = build_judge(c.judge, self, task, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,
+                                 seed=self.seed, device=c.judge_device)
+        if isinstance(self.judge, LLMJudge):
+            p = self.judge.prompt
+            facts["prompts"][p.name] = {"path": p.path, "sha256": p.sha256}
+        facts["judge"] = self.judge.describe()
+        facts["objective"] = self.objective.describe()
+        return facts
+
+    # -- pieces of a search ---------------------------------------------------------------------------
+    def search_variables(self) -> dict[str, Any]:
+        """Template variables describing the objective: ``alpha``, ``relevance_note``, ``threshold``."""
+        assert self.objective is not None
+        return {"alpha": self.objective.alpha, "relevance_note": self.objective.relevance_note(),
+                "threshold": self.objective.style_threshold}
+
+    async def initial(self, ctx: ItemContext) -> list[Answer | str]:
+        """The two initial candidates: answers to the few-shot prompt, samples 0 and 1."""
+        prompt = self.named_prompt(f"few-shot-{ctx.task.name}")
+        return await self.gather(*(self.try_rewrite(ctx, prompt, sample=s, room=0,
+                                                    temperature=self.config.init_temperature) for s in (0, 1)))
+
+    async def resample(self, ctx: ItemContext, step: int) -> Answer | str:
+        """A further few-shot sample, used while fewer than two readable candidates exist."""
+        prompt = self.named_prompt(f"few-shot-{ctx.task.name}")
+        return await self.try_rewrite(ctx, prompt, sample=step + 1, room=0, temperature=self.config.init_temperature)
+
+    async def score(self, ctx: ItemContext, text: str, *, step: int, index: int) -> Candidate:
+        """Judge and score ``text`` (a text already judged for this item is not judged again)."""
+        assert self.objective is not None and self.judge is not None
+        judgement = ctx.judged.get(text)
+        if judgement is None:
+            judgement = ctx.judged[text] = await self.judge.judge(ctx, ctx.fields_with(text))
+        if self.objective.kind == "embedding":
+            relevance = await asyncio.to_thread(self._relevance, ctx.original, text)
+        else:
+            relevance = self.objective.relevance(ctx.original, text)
+        return self.objective.candidate(text, ctx.original, judgement, ctx.item.target, step=step, index=index,
+                                        relevance=relevance)
+
+    def _relevance(self, original: str, text: str) -> float:
+        assert self.objective is not None
+        with self._relevance_lock:
+            return self.objective.relevance(original, text)
+
+    async def add(self, ctx: ItemContext, answer: Answer | str, step: int, trajectory: list[dict[str, Any]],
+                  readable: list[Candidate]) -> Candidate | None:
+        """Record one answer in the trajectory: a scored candidate, or a failed step."""
+        if isinstance(answer, str):
+            trajectory.append({"step": step, "error": answer})
+            return None
+        cand = await self.score(ctx, answer.value, step=step, index=len(trajectory))
+        trajectory.append(cand.to_meta())
+        readable.append(cand)
+        return cand
+
+    def result(self, ctx: ItemContext, best: Candidate | None, trajectory: list[dict[str, Any]],
+               extra: dict[str, Any]) -> list[Counterfactual]:
+        """The best candidate as a counterfactual, with the whole trajectory in its meta. Raises
+        :class:`UnparsedAnswer` when no answer at all was readable."""
+        assert self.objective is not None and self.judge is not None
+        if best is None:
+            errors = [t.get("error", "") for t in trajectory]
+            raise UnparsedAnswer(f"no readable candidate in {len(trajectory)} answer(s): {errors[-1] if errors else ''}",
+                                 {"trajectory": trajectory})
+        judge = {"name": self.judge.name, "kind": self.judge.kind}
+        meta: dict[str, Any] = {
+            **extra, "best": best.index, "best_step": best.step, "score": best.score, "aligned": best.aligned,
+            "objective": {k: v for k, v in self.objective.describe().items() if k != "encoder"},
+            "judge": judge, "trajectory": trajectory,
+            "own_judge": {"name": self.judge.name, "flipped": best.aligned,
+                          **({"label": best.judgement.label} if best.judgement.label is not None else {})},
+        }
+        if self.config.require_alignment and not best.aligned:
+            meta["passed"] = False
+            meta["filter"] = f"not aligned: the loop's judge ({self.judge.name}) does not give the best candidate the target"
+        return [self.counterfactual(ctx, best.text, meta)]
+
+
+def check_positive(name: str, value: int) -> None:
+    """Raise :class:`MethodConfigError` unless ``value`` is at least 1."""
+    if value < 1:
+        raise MethodConfigError(f"{name} must be at least 1, got {value}")

@@ -1,0 +1,221 @@
+"""What every prompting strategy shares: parameters for demonstrations, prompt loading, per-item context
+(variables, chosen demonstrations, usage), and turning a final text into a :class:`Counterfactual`.
+
+Each strategy is an :class:`~cfaug.llm.method.LLMMethod`; its prompts are files named
+``<strategy>-<task>.v<N>.j2`` in ``src/cfaug/llm/prompts`` (``cfaug prompts`` lists them). The ``prompt``
+parameter overrides a strategy's main prompt only (the one named by ``main_prompt``); the judge and
+first-step prompts keep their built-in names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.llm.errors import LLMError, UnparsedAnswer
+from cfaug.llm.method import Answer, LLMConfig, LLMMethod, task_variables
+from cfaug.llm.templates import Prompt, load_prompt
+from cfaug.methods.base import MethodConfigError
+from cfaug.methods.compare_generate.demonstrations import Demo, DemoPool, builtin_demos, load_demos
+from cfaug.methods.compare_generate.objective import Judgement
+
+
+@dataclass
+class StrategyConfig(LLMConfig):
+    """Parameters of every prompting strategy (besides the LLM ones).
+
+    ``demos``: demonstration pairs, a paired file (pair id column such as ``batch_id``) or, with
+    ``demos_revised``, a file of originals (default: the built-in set); ``demos_revised``: the file of
+    revisions matched to ``demos``; ``demo_selection``: ``seeded`` (a draw seeded by the item) or
+    ``similar`` (closest originals by sentence-embedding cosine); ``n_demos``: demonstrations per prompt;
+    ``encoder``: local sentence-transformers folder for ``similar`` selection and embedding relevance
+    (default: the packaged all-MiniLM-L6-v2).
+    """
+
+    demos: str | None = None
+    demos_revised: str | None = None
+    demo_selection: str = "seeded"
+    n_demos: int = 2
+    encoder: str | None = None
+
+
+class UsageTally:
+    """LLM usage of one item, summed over every answer it received (generation and judge)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.attempts = 0
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cached = 0
+        self.model = ""
+        self.prompts: list[str] = []
+
+    def add(self, answer: Answer) -> None:
+        self.calls += 1
+        self.attempts += len(answer.completions)
+        self.tokens_in += sum(c.tokens_in for c in answer.completions)
+        self.tokens_out += sum(c.tokens_out for c in answer.completions)
+        self.cached += sum(1 for c in answer.completions if c.cached)
+        self.model = answer.completions[-1].model or self.model
+        if answer.prompt not in self.prompts:
+            self.prompts.append(answer.prompt)
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"model": self.model, "prompts": list(self.prompts), "answers": self.calls, "attempts": self.attempts,
+                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cached": self.cached}
+
+
+@dataclass
+class ItemContext:
+    """Everything one item's prompts need: template ``variables`` (the task's variables plus ``demos``),
+    the edited ``role`` and its ``original`` text, the item's ``seed``, and its running ``usage``."""
+
+    item: WorkItem
+    task: Task
+    role: str
+    original: str
+    seed: int
+    demos: list[Demo]
+    variables: dict[str, Any]
+    usage: UsageTally = field(default_factory=UsageTally)
+    judged: dict[str, Judgement] = field(default_factory=dict)
+
+    def sample_seed(self, sample: int) -> int:
+        """The seed sent with sample ``sample`` of a prompt."""
+        return (self.seed + sample) % (2 ** 31)
+
+    def fields_with(self, text: str) -> dict[str, str]:
+        """The record's fields with the edited one replaced by ``text``."""
+        fields = dict(self.item.record.fields)
+        fields[self.role] = text
+        return fields
+
+
+class StrategyMethod(LLMMethod):
+    """Base class of the prompting strategies (few-shot, CoT, Self-Refine, OPRO, Compare&Generate)."""
+
+    Config: ClassVar[type] = StrategyConfig
+    supported_tasks: ClassVar[tuple[str, ...]] = ("sentiment", "nli", "style")
+    #: name used in ``meta["strategy"]``
+    strategy: ClassVar[str] = "strategy"
+    #: template prefix of the main prompt (``<main_prompt>-<task>``), overridable with ``prompt``
+    main_prompt: ClassVar[str] = "few-shot"
+    #: other template prefixes the strategy uses (loaded and checked in ``prepare``)
+    other_prompts: ClassVar[tuple[str, ...]] = ()
+    #: answer tokens allowed beyond the revised text (reasoning, analysis)
+    answer_room: ClassVar[int] = 0
+
+    def __init__(self, config: Any = None, *, seed: int = 0) -> None:
+        super().__init__(config, seed=seed)
+        c = self.config
+        if c.demo_selection not in ("seeded", "similar"):
+            raise MethodConfigError(f"demo_selection must be 'seeded' or 'similar', got {c.demo_selection!r}")
+        if c.n_demos < 1:
+            raise MethodConfigError(f"n_demos must be at least 1, got {c.n_demos}")
+        if c.demos_revised and not c.demos:
+            raise MethodConfigError("demos_revised needs demos=PATH (the file of originals)")
+        self.pool: DemoPool | None = None
+        self._encoder: Any = None
+        self._task: Task | None = None
+
+    # -- set-up --------------------------------------------------------------------------------------
+    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
+        facts = super().prepare(records, task)
+        self._task = task
+        prompts = [self.main(task)] + [self.named_prompt(f"{p}-{task.name}") for p in self.other_prompts]
+        facts["prompts"] = {p.name: {"path": p.path, "sha256": p.sha256} for p in prompts}
+        c = self.config
+        if c.demos:
+            demos = load_demos(c.demos, task, c.demos_revised)
+            source = c.demos + (f" + {c.demos_revised}" if c.demos_revised else "")
+        else:
+            demos, source = builtin_demos(task), "built-in"
+        encoder = self.encoder() if c.demo_selection == "similar" else None
+        self.pool = DemoPool(demos, task, c.n_demos, c.demo_selection, source=source, encoder=encoder)
+        self.pool.index(records)
+        facts["demonstrations"] = self.pool.describe()
+        return facts
+
+    def encoder(self) -> Any:
+        """The sentence encoder (loaded once)."""
+        if self._encoder is None:
+            from cfaug.judges.models import ModelPathError
+            from cfaug.judges.similarity import SentenceEncoder
+
+            try:
+                self._encoder = SentenceEncoder(self.config.encoder)
+            except ModelPathError as exc:
+                raise MethodConfigError(f"encoder: {exc}") from None
+        return self._encoder
+
+    def named_prompt(self, name: str) -> Prompt:
+        """A built-in prompt by name (not affected by the ``prompt`` parameter), loaded once."""
+        if name not in self._prompts:
+            self._prompts[name] = load_prompt(name)
+        return self._prompts[name]
+
+    def main(self, task: Task) -> Prompt:
+        """The strategy's main prompt: ``prompt`` if set, else ``<main_prompt>-<task>``."""
+        return self.prompt(f"{self.main_prompt}-{task.name}")
+
+    # -- per item ------------------------------------------------------------------------------------
+    def context(self, item: WorkItem, task: Task) -> ItemContext:
+        seed = self.item_seed(item) % (2 ** 31)
+        assert self.pool is not None, "prepare() must run before generation"
+        demos = self.pool.select(item, seed)
+        variables = task_variables(item, task)
+        variables["demos"] = [d.view(task) for d in demos]
+        role = variables["edit_role"]
+        return ItemContext(item, task, role, item.record.fields[role], seed, demos, variables)
+
+    def answer_tokens(self, ctx: ItemContext, room: int | None = None) -> int:
+        """``max_tokens`` for an answer holding a revised text plus ``room`` (default ``answer_room``)."""
+        if self.config.max_tokens is not None:
+            return self.config.max_tokens
+        return self.max_tokens_for(ctx.original) + (self.answer_room if room is None else room)
+
+    async def rewrite(self, ctx: ItemContext, prompt: Prompt, *, sample: int = 0, room: int | None = None,
+                      temperature: float | None = None, **variables: Any) -> Answer:
+        """Ask ``prompt`` (with the item's variables plus ``variables``) for a revised text; counts usage.
+        Sample ``n`` is sent with seed ``item seed + n``, so samples differ on servers that honour seeds."""
+        params: dict[str, Any] = {}
+        if temperature is not None:
+            params["temperature"] = temperature
+        answer = await self.ask(prompt, {**ctx.variables, **variables}, seed=ctx.sample_seed(sample), sample=sample,
+                                max_tokens=self.answer_tokens(ctx, room), **params)
+        ctx.usage.add(answer)
+        return answer
+
+    async def try_rewrite(self, ctx: ItemContext, prompt: Prompt, **kwargs: Any) -> Answer | str:
+        """:meth:`rewrite`, but an unreadable answer or a refused request comes back as a message (so a
+        loop can go on) instead of an exception. Errors that stop the run still propagate."""
+        try:
+            return await self.rewrite(ctx, prompt, **kwargs)
+        except UnparsedAnswer as exc:
+            return f"unreadable answer: {exc}"
+        except LLMError as exc:
+            if getattr(exc, "aborts_run", False):
+                raise
+            return f"request failed: {type(exc).__name__}: {exc}"
+
+    def counterfactual(self, ctx: ItemContext, text: str, meta: dict[str, Any]) -> Counterfactual:
+        """The counterfactual for ``text``, with ``meta`` plus the strategy, the demonstrations, the item's
+        LLM usage, and a failed ``unchanged`` filter when the text is the original."""
+        out: dict[str, Any] = {"strategy": self.strategy}
+        if ctx.demos:
+            out["demos"] = [d.id for d in ctx.demos]
+        out.update(meta)
+        out["llm"] = ctx.usage.to_meta()
+        if normalise(text) == normalise(ctx.original):
+            out["passed"] = False
+            out["filter"] = "unchanged: the answer is the original text"
+        return Counterfactual(ctx.item.record, ctx.fields_with(text), ctx.item.target, self.name, out)
+
+
+def normalise(text: str) -> str:
+    """Whitespace- and case-insensitive form of a text, for 'unchanged' checks."""
+    return " ".join(text.split()).lower()
+

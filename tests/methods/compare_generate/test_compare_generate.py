@@ -1,0 +1,243 @@
+"""``compare-generate``: the Compare&Generate loop against the scripted test server."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cfaug.cli import main
+
+NEGATIVE = ("dull", "awful", "poor", "flat", "weak")
+REVIEW = [{"id": "r1", "text": "A great film with a warm heart.", "label": "positive"}]
+
+
+def negative_judge(scripted):
+    return scripted.labels_by_words(NEGATIVE, "negative", "positive")
+
+
+def revised(text: str) -> str:
+    return f"Analysis: some thoughts.\n<revised>{text}</revised>"
+
+
+def comparison(prompt: str) -> tuple[dict[str, str], str]:
+    """The two texts a comparison prompt shows (by number) and its verdict line."""
+    texts = dict(re.findall(r"^Revised text (\d): (.*)$", prompt, re.M))
+    verdict = re.search(r"^Revised texts? (?:1 and 2 are equally \w+|\d is better than revised text \d)\.$", prompt, re.M)
+    return texts, verdict.group(0)
+
+
+def by_text(trajectory: list[dict], text: str) -> dict:
+    return next(t for t in trajectory if t.get("text") == text)
+
+
+def test_keeps_the_true_best_and_stops_after_patience_steps_without_improvement(serve, scripted, run_method):
+    fine, dull = "A fine film with a warm heart.", "A dull film with a warm heart."
+    model = scripted(**{
+        "few-shot": [f"<revised>{fine}</revised>",                            # not flipped: loss 1 + 0.1 * 1/8
+                     f"<revised>{dull}</revised>"],                           # flipped, 1 word: 0.0125
+        "judge": negative_judge(scripted),
+        "compare": [revised("A dull film with a cold heart."),                 # flipped, 2 words: worse
+                    revised("A great film with a warm heart!"),                # not flipped: worse
+                    revised("An awful film with a cold, cold heart."),         # flipped, more edits: worse
+                    revised("A dull film with a cold heart."),
+                    revised("A poor film with no heart at all."),
+                    revised("A flat film.")],
+    })
+    srv = serve(model)
+    summary, rows, _ = run_method("compare-generate", REVIEW, srv)
+    assert len(rows) == 1
+    meta = rows[0]["meta"]
+    assert rows[0]["text"] == dull
+    assert meta["stop"] == "patience" and meta["steps"] == 5
+    assert len(model.asked["compare"]) == 5  # I_r = 5 steps without improvement, then stop
+    traj = meta["trajectory"]
+    assert [t["step"] for t in traj] == [0, 0, 1, 2, 3, 4, 5]
+    assert traj[meta["best"]]["text"] == dull and meta["best_step"] == 0
+    assert by_text(traj, dull)["score"] == pytest.approx(0.1 * 1 / 8)
+    assert all(t["score"] >= meta["score"] for t in traj)  # the returned candidate really is the best
+    assert by_text(traj, fine)["alignment"] == 1.0 and by_text(traj, fine)["label"] == "positive"
+    assert not by_text(traj, fine)["aligned"]
+    assert traj[2]["alignment"] == 0.0 and traj[2]["relevance"] == pytest.approx(2 / 8)
+    assert meta["own_judge"] == {"name": "llm:judge-sentiment.v1", "flipped": True, "label": "negative"}
+    assert summary.flip_rate_own_judge == 1.0
+    # each comparison shows the best so far and the last candidate, in the order they were made, with their
+    # scores and which is better
+    texts, verdict = comparison(model.asked["compare"][0])
+    assert sorted(texts.values()) == sorted([fine, dull])
+    better = next(n for n, t in texts.items() if t == dull)
+    assert verdict == f"Revised text {better} is better than revised text {3 - int(better)}."
+    assert "Loss: 1.0125" in model.asked["compare"][0] and "Loss: 0.0125" in model.asked["compare"][0]
+    second = model.asked["compare"][1]
+    assert comparison(second) == ({"1": dull, "2": "A dull film with a cold heart."},
+                                  "Revised text 1 is better than revised text 2.")
+    assert "First analyse why revised text 1 is better than revised text 2." in second
+    assert "Distance to the target sentiment: 0" in second and "Distance to the original text: 0.25" in second
+
+
+def test_stops_at_max_steps_while_every_step_improves(serve, scripted, run_method):
+    words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
+    original = " ".join(words) + " great"
+
+    def candidate(changed: int) -> str:  # flipped ("dull") and `changed` more words replaced than needed
+        return " ".join(["x"] * changed + words[changed:]) + " dull"
+
+    gens = [f"<revised>{candidate(n)}</revised>" for n in (13, 12)]
+    steps = [revised(candidate(n)) for n in range(11, -1, -1)]
+    model = scripted(**{"few-shot": gens, "compare": steps, "judge": negative_judge(scripted)})
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", [{"text": original, "label": "positive"}], srv)
+    meta = rows[0]["meta"]
+    assert meta["stop"] == "max_steps" and meta["steps"] == 10
+    assert len(model.asked["compare"]) == 10
+    assert rows[0]["text"] == candidate(2)  # the last, best candidate
+    scores = [t["score"] for t in meta["trajectory"]]
+    assert scores[2:] == sorted(scores[2:], reverse=True)
+
+    model = scripted(**{"few-shot": gens, "compare": steps, "judge": negative_judge(scripted)})
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", [{"text": original, "label": "positive"}], srv, max_steps=3)
+    assert rows[0]["meta"]["steps"] == 3 and len(model.asked["compare"]) == 3
+    assert rows[0]["text"] == candidate(9)
+
+
+def test_equally_bad_when_both_fail_with_the_same_loss(serve, scripted, run_method):
+    model = scripted(**{
+        "few-shot": ["<revised>A fine film with a warm heart.</revised>",
+                     "<revised>A nice film with a warm heart.</revised>"],
+        "judge": negative_judge(scripted),
+        "compare": [revised("A dull film with a warm heart.")],
+    })
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, patience=2)
+    first = model.asked["compare"][0]
+    assert comparison(first)[1] == "Revised texts 1 and 2 are equally bad."
+    assert "First analyse why both have a high loss." in first
+    assert "is better than" not in first
+    assert rows[0]["text"] == "A dull film with a warm heart." and rows[0]["meta"]["aligned"]
+    # the next comparison pairs the new best with the old best (the earlier of the two equal ones)
+    texts, verdict = comparison(model.asked["compare"][1])
+    assert texts["2"] == "A dull film with a warm heart." and texts["1"] == rows[0]["meta"]["trajectory"][0]["text"]
+    assert verdict == "Revised text 2 is better than revised text 1."
+
+
+def test_unreadable_answers_are_failed_steps_and_the_loop_goes_on(serve, scripted, run_method):
+    model = scripted(**{
+        "few-shot": ["I am sorry, I cannot help with that.",
+                     "<revised>A fine film with a warm heart.</revised>",
+                     "<revised>A dull film with a warm heart.</revised>"],
+        "judge": negative_judge(scripted),
+        "compare": ["Sure, here is my analysis but I forgot the text.", revised("A dull film with a cold heart.")],
+    })
+    srv = serve(model)
+    _, rows, lines = run_method("compare-generate", REVIEW, srv, patience=3)
+    traj = rows[0]["meta"]["trajectory"]
+    initial = sorted(traj[:2], key=lambda t: "error" in t)
+    assert initial[0]["text"] == "A fine film with a warm heart."
+    assert initial[1]["step"] == 0 and initial[1]["error"].startswith("unreadable answer")
+    # with one readable candidate, step 1 asks the few-shot prompt again instead of comparing
+    assert len(model.asked["few-shot"]) == 3 and traj[2]["step"] == 1
+    assert traj[2]["text"] == "A dull film with a warm heart."
+    assert traj[3]["step"] == 2 and traj[3]["error"].startswith("unreadable answer")
+    assert [t["step"] for t in traj] == [0, 0, 1, 2, 3, 4]  # the unreadable step counts as one without improvement
+    assert rows[0]["text"] == "A dull film with a warm heart."
+    assert lines[0]["status"] == "ok"
+
+
+def test_an_item_with_no_readable_answer_fails_with_every_step_kept(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
+    srv = serve(model)
+    summary, rows, lines = run_method("compare-generate", REVIEW, srv, max_steps=3)
+    assert rows == [] and summary.items_failed == 1
+    assert lines[0]["status"] == "error" and lines[0]["error"].startswith("UnparsedAnswer")
+    assert [t["step"] for t in lines[0]["details"]["trajectory"]] == [0, 0, 1, 2, 3]
+    assert "judge" not in model.asked
+
+
+def test_judge_failures_count_as_misaligned_and_are_recorded(serve, scripted, run_method):
+    def judge(prompt: str) -> str:
+        text = scripted.quoted(prompt)
+        if "cold" in text:
+            return "it is hard to say"  # no label: unreadable
+        return "negative" if "dull" in text else "positive"
+
+    model = scripted(**{
+        "few-shot": ["<revised>A fine film with a warm heart.</revised>", "<revised>A dull film with a cold heart.</revised>"],
+        "judge": judge,
+        "compare": [revised("A dull film with a warm heart.")],
+    })
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1)
+    failed = by_text(rows[0]["meta"]["trajectory"], "A dull film with a cold heart.")
+    assert failed["judge_error"].startswith("unreadable judge answer") and failed["alignment"] == 1.0
+    assert "label" not in failed and not failed["aligned"]
+    assert rows[0]["text"] == "A dull film with a warm heart."
+
+    model = scripted(**{"few-shot": ["<revised>A dull film with a warm heart.</revised>",
+                                     "<revised>A fine film with a warm heart.</revised>"],
+                        "judge": negative_judge(scripted), "compare": [revised("A poor film with a warm heart.")]})
+    srv = serve(model)
+    srv.add(re.compile(r'Text: "A dull film with a warm heart\."'), "negative", faults=["400"])  # refused once
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1)
+    refused = by_text(rows[0]["meta"]["trajectory"], "A dull film with a warm heart.")
+    assert refused["judge_error"].startswith("judge request failed: LLMRequestError")
+    assert rows[0]["text"] == "A poor film with a warm heart."
+
+
+def test_not_aligned_best_is_marked_failed(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["<revised>A fine film with a warm heart.</revised>"], "judge": ["positive"],
+                        "compare": [revised("A nice film with a warm heart.")]})
+    srv = serve(model)
+    summary, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1, keep_failed=False)
+    assert rows == [] and summary.candidates_filtered_out == 1
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1, require_alignment=False)
+    assert rows[0]["meta"].get("passed", True) and not rows[0]["meta"]["aligned"]
+
+
+def test_local_judge_makes_no_judge_requests(serve, scripted, run_method, tmp_path):
+    train = tmp_path / "judge.tsv"
+    train.write_text("text\tlabel\n" + "".join(
+        f"{t}\t{lab}\n" for lab, ws in (("negative", NEGATIVE), ("positive", ("great", "warm", "lovely", "fine", "nice")))
+        for w in ws for t in (f"a {w} film", f"the story is {w}", f"{w} acting and a {w} plot")), encoding="utf-8")
+    model = scripted(**{"few-shot": ["<revised>A fine film with a warm heart.</revised>",
+                                     "<revised>A dull film with a warm heart.</revised>"],
+                        "compare": [revised("A dull, flat film with a warm heart.")]})
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, judge="tfidf", judge_data=str(train), patience=2)
+    assert "judge" not in model.asked and srv.count() == 4  # 2 initial + 2 steps, no judge call
+    meta = rows[0]["meta"]
+    assert meta["judge"] == {"name": "tfidf-logreg", "kind": "local"}
+    assert rows[0]["text"] == "A dull film with a warm heart."
+    assert meta["trajectory"][0]["label"] == "positive" and meta["trajectory"][1]["label"] == "negative"
+
+
+def test_nli_revises_the_premise_and_keeps_the_hypothesis(serve, scripted, run_method):
+    def judge(prompt: str) -> str:
+        premise = scripted.quoted(prompt, "Premise")
+        return "contradiction" if "asleep" in premise else "neutral" if "sofa" in premise else "entailment"
+
+    def generate(prompt: str) -> str:
+        target = re.findall(r"^Target relation: (\w+)", prompt, re.M)[-1]
+        return "<revised>A man is asleep on a sofa.</revised>" if target == "contradiction" else \
+            "<revised>A man is sitting on a sofa.</revised>"
+
+    model = scripted(**{"few-shot": generate, "judge": judge, "compare": generate})
+    srv = serve(model)
+    data = [{"premise": "A man is reading on a sofa.", "hypothesis": "A man is awake.", "label": "entailment"}]
+    _, rows, _ = run_method("compare-generate", data, srv, task="nli", patience=1)
+    by_target = {r["label"]: r for r in rows}
+    assert set(by_target) == {"neutral", "contradiction"}
+    assert by_target["contradiction"]["premise"] == "A man is asleep on a sofa."
+    assert all(r["hypothesis"] == "A man is awake." for r in rows)
+    assert by_target["neutral"]["meta"]["aligned"]
+    compare = model.asked["compare"][0]
+    assert "Revised premise 1:" in compare and "Distance to the target relation:" in compare
+    assert "Hypothesis: A man is awake." in compare
+
+
+def test_cli_lists_every_strategy(capsys):
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    for name in ("zero-shot.v1", "few-shot.v1", "cot.v1", "self-refine.v1", "opro.v1", "compare-generate.v1"):
+        assert name in out
+    assert "compare-generate.v1    [sentiment, nli, style]" in out
