@@ -77,3 +77,13 @@ def test_hf_judge_refuses_hub_names():
 
     with pytest.raises(ModelPathError, match="'bert-base-uncased' is not a local folder"):
         HFClassifierJudge("bert-base-uncased")
+
+
+@pytest.mark.parametrize("model", ["logreg", "svm"])
+def test_tfidf_judge_with_more_than_two_labels(model):
+    texts = TEXTS + ["an average film", "an ordinary story", "average acting", "ordinary plot"]
+    labels = ["5"] * 4 + ["1"] * 4 + ["3"] * 4
+    judge = TfidfLinearJudge(model=model).fit(texts, labels)
+    assert judge.labels == ("1", "3", "5")
+    assert predict_labels(judge, ["great story", "awful plot", "average story"]) == ["5", "1", "3"]
+    assert np.allclose(judge.predict_proba(texts).sum(axis=1), 1.0)

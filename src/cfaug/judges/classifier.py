@@ -73,7 +73,9 @@ class TfidfLinearJudge:
                                     lowercase=True, token_pattern=r"(?u)\b\w[\w']*\b")
         X = self._vec.fit_transform(texts)
         if self.model_kind == "logreg":
-            self._clf = LogisticRegression(C=self.C, max_iter=2000, solver="liblinear", random_state=self.seed)
+            # liblinear is binary only; more classes (ratings, NLI) get a multinomial model
+            solver = "liblinear" if len(set(labels)) == 2 else "lbfgs"
+            self._clf = LogisticRegression(C=self.C, max_iter=2000, solver=solver, random_state=self.seed)
         else:
             self._clf = LinearSVC(C=self.C, random_state=self.seed)
         self._clf.fit(X, list(labels))
