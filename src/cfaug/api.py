@@ -78,6 +78,7 @@ def augment(data: Any, method: str = "auto-cad", **kwargs: Any) -> Any:
     import datasets
 
     kwargs.setdefault("progress", False)
-    _, rows = run_augment(data, method, **kwargs)
-    flat = [{k: (json.dumps(v) if k == "meta" else v) for k, v in r.items()} for r in rows]
-    return datasets.Dataset.from_list(flat)
+    summary, rows = run_augment(data, method, **kwargs)
+    # column-wise, so that a run with nothing to write still has the contract's columns
+    return datasets.Dataset.from_dict(
+        {c: [json.dumps(r.get(c)) if c == "meta" else r.get(c) for r in rows] for c in summary.columns})

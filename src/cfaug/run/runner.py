@@ -43,6 +43,7 @@ class RunSummary:
     run_dir: str = ""
     output: str | None = None
     rejects_file: str | None = None
+    columns: list[str] = field(default_factory=list)  #: the output's columns, in order
     extra: dict[str, Any] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
@@ -180,8 +181,9 @@ def run(
     summary.extra = extra or {}
     if stopped:
         summary.extra["stopped"] = stopped
+    summary.columns = output_columns(data.schema, data.extra_columns)
     if output is not None:
-        write_rows(rows, output, options.output_format, columns=output_columns(data.schema, data.extra_columns))
+        write_rows(rows, output, options.output_format, columns=summary.columns)
         summary.output = str(output)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     manifest["summary"] = asdict(summary)

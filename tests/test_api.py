@@ -1,0 +1,94 @@
+"""The Python API mirrors ``cfaug augment``: same options, same rows, a ``datasets.Dataset`` back."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import datasets
+import pandas as pd
+import pytest
+
+import cfaug
+from cfaug.api import run_augment
+from cfaug.cli import main
+from cfaug.data.io import DataError
+from cfaug.methods.base import MethodConfigError
+
+
+@pytest.fixture(scope="module")
+def rows(sentiment_tsv):
+    with open(sentiment_tsv, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+@pytest.fixture(scope="module")
+def params(tiny_mlm_dir):
+    return {"mlm": str(tiny_mlm_dir), "min_similarity": 0}
+
+
+@pytest.fixture(scope="module")
+def from_dataset(rows, params, tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("api") / "run"
+    out = cfaug.augment(datasets.Dataset.from_list(rows), method="auto-cad", params=params, seed=2, run_dir=run_dir)
+    return out, run_dir
+
+
+def test_augment_returns_a_dataset_with_the_output_contract(from_dataset, rows):
+    out, _ = from_dataset
+    assert isinstance(out, datasets.Dataset) and out.num_rows > 0
+    assert out.column_names == ["Text", "Sentiment", "source_id", "original_Text", "original_Sentiment", "method", "meta"]
+    by_id = {r["id"]: r for r in rows}
+    for row in out:
+        assert row["original_Text"] == by_id[row["source_id"]]["Text"]
+        assert row["Sentiment"] != row["original_Sentiment"]
+        meta = json.loads(row["meta"])  # a JSON string column
+        assert meta["passed"] is True and meta["edits"]
+
+
+def test_the_api_and_the_cli_give_the_same_rows(from_dataset, sentiment_tsv, tiny_mlm_dir, tmp_path, capsys):
+    out, _ = from_dataset
+    assert main(["augment", str(sentiment_tsv), "-o", str(tmp_path / "cli.jsonl"), "--mlm", str(tiny_mlm_dir),
+                 "-p", "min_similarity=0", "--seed", "2", "--no-progress"]) == 0
+    cli = [json.loads(x) for x in (tmp_path / "cli.jsonl").read_text(encoding="utf-8").splitlines()]
+    api = [{**r, "meta": json.loads(r["meta"])} for r in out]
+    assert api == cli
+
+
+def test_the_run_directory_is_kept_when_named(from_dataset):
+    _, run_dir = from_dataset
+    assert (run_dir / "results.jsonl").exists() and json.loads((run_dir / "config.json").read_text())["seed"] == 2
+    assert json.loads((run_dir / "config.json").read_text())["input"] == "<dataset>"
+
+
+@pytest.mark.parametrize("kind", ["list", "dataframe", "path"])
+def test_other_inputs(rows, params, sentiment_tsv, kind, from_dataset):
+    data = {"list": rows, "dataframe": pd.DataFrame(rows), "path": str(sentiment_tsv)}[kind]
+    out = cfaug.augment(data, params=params, seed=2)  # no run_dir: a temporary one, removed afterwards
+    assert out.to_list() == from_dataset[0].to_list()
+
+
+def test_run_augment_options_mirror_the_flags(rows, params, tmp_path):
+    summary, out_rows = run_augment(
+        [{"key": r["id"], "body": r["Text"], "y": r["Sentiment"][:3].lower()} for r in rows],
+        text_col="body", label_col="y", id_col="key", params={**params, "variants": "rep"}, limit=10,
+        keep_failed=True, run_dir=tmp_path / "run", output=tmp_path / "o.parquet", progress=False)
+    assert summary.items == 10 and summary.output == str(tmp_path / "o.parquet")
+    table = pd.read_parquet(tmp_path / "o.parquet")
+    assert list(table.columns)[:3] == ["body", "y", "source_id"] and len(table) == len(out_rows)
+    assert len(table) and set(table["y"]) <= {"pos", "neg"}
+    assert {json.loads(m)["variant"] for m in table["meta"]} == {"rep-ct"}
+
+
+def test_errors_are_exceptions(rows, params):
+    with pytest.raises(MethodConfigError, match="supports tasks sentiment, rating, not 'nli'"):
+        cfaug.augment([{"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"}],
+                      task="nli", params=params)
+    with pytest.raises(DataError, match="no usable rows"):
+        cfaug.augment([{"text": "A film.", "label": "maybe"}], params=params)
+
+
+def test_nothing_to_write_still_gives_the_columns(rows, params):
+    out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0}, seed=2)
+    assert out.num_rows == 0
+    assert out.column_names[:3] == ["Text", "Sentiment", "source_id"] and "meta" in out.column_names
