@@ -29,7 +29,7 @@ class WordSwap(Method):
 
     name = "word-swap.v1"
     Config = SwapConfig
-    supported_tasks = ("sentiment", "rating")
+    supported_tasks = ("sentiment", "rating", "nli")
     batch_size = 3
     calls: list[list[str]] = []
 
@@ -37,17 +37,20 @@ class WordSwap(Method):
         WordSwap.calls.append([it.record.id for it in items])
         out = []
         for it in items:
-            text = it.record.text()
+            text = " ".join(it.record.fields.values())
             if "EXPLODE" in text:
                 raise RuntimeError(f"cannot edit {it.record.id}")
             if "NOTHING" in text:
                 out.append([])
                 continue
-            new = " ".join(SWAP.get(w, w) for w in text.split())
-            passed = new != text or not self.config.drop_unchanged
-            out.append([Counterfactual(it.record, {"text": new}, it.target, self.name,
+            fields = dict(it.record.fields)
+            for role in task.edit_roles:
+                fields[role] = " ".join(SWAP.get(w, w) for w in fields[role].split())
+            changed = fields != it.record.fields
+            passed = changed or not self.config.drop_unchanged
+            out.append([Counterfactual(it.record, fields, it.target, self.name,
                                        {"passed": passed, "seed": self.item_seed(it) % 1000,
-                                        "own_judge": {"name": "swap", "flipped": new != text}})])
+                                        "own_judge": {"name": "swap", "flipped": changed}})])
         return out
 
 
@@ -80,10 +83,10 @@ def reviews(tmp_path):
     return f
 
 
-def go(source, tmp_path, method="word-swap", task="sentiment", out="out.jsonl", **opts):
+def go(source, tmp_path, method="word-swap", task="sentiment", out="out.jsonl", task_options=None, **opts):
     opts.setdefault("progress", False)
-    return run(source, make_task(task), None, tmp_path / "run", RunOptions(method=method, **opts),
-               output=tmp_path / out if out else None, log=lambda m: None)
+    return run(source, make_task(task, **(task_options or {})), None, tmp_path / "run",
+               RunOptions(method=method, **opts), output=tmp_path / out if out else None, log=lambda m: None)
 
 
 @pytest.mark.parametrize("method", ["word-swap", "async-word-swap"])
@@ -196,6 +199,18 @@ def test_rating_middle_labels_go_both_ways(tmp_path):
     _, rows = go(f, tmp_path, task="rating")
     assert [(r["source_id"], r["stars"], r["original_stars"]) for r in rows] == [
         ("1", "1", "3"), ("1", "5", "3"), ("2", "5", "1")]
+
+
+def test_nli_edits_only_the_chosen_side_once_per_other_relation(nli_tsv, tmp_path):
+    _, rows = go(nli_tsv, tmp_path, task="nli", task_options={"edit_side": "hypothesis"})
+    assert len(rows) == 12  # 6 pairs x the 2 other relations
+    first = [r for r in rows if r["source_id"] == "1"]
+    assert [r["gold_label"] for r in first] == ["neutral", "contradiction"]
+    for r in first:
+        assert r["sentence1"] == r["original_sentence1"] == "A man in a red coat is walking a dog in the park."
+        assert r["original_sentence2"] == "A man is outside with a dog." and r["original_gold_label"] == "entailment"
+    assert list(rows[0]) == ["sentence1", "sentence2", "gold_label", "source_id", "original_sentence1",
+                             "original_sentence2", "original_gold_label", "method", "meta"]
 
 
 def test_every_row_rejected_is_a_whole_file_error(tmp_path):
