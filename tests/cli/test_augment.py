@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from cfaug.cli import main
+from cfaug.methods.auto_cad import AutoCADConfig
 
 CONTRACT = ["Text", "Sentiment", "source_id", "original_Text", "original_Sentiment", "method", "meta"]
 
@@ -81,7 +82,7 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
         assert row["Text"] != orig["Text"] and row["method"] == "auto-cad.v1"
         meta = row["meta"]
         assert meta["passed"] is True and meta["edits"] and meta["own_judge"]["flipped"] is True
-        assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"] <= 0.3
+        assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"] <= AutoCADConfig.max_edit_rate
         assert meta["similarity"] >= 0.5 and meta["causal_terms"]
 
 
