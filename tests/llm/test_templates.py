@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cfaug.cli import main
-from cfaug.llm import PROMPTS, LLMConfigError, Prompt, load_prompt
+from cfaug.llm import PARSERS, PROMPTS, LLMConfigError, Prompt, load_prompt
 
 
 def test_builtin_prompts_are_registered_with_versions_and_parsers():
@@ -13,7 +13,7 @@ def test_builtin_prompts_are_registered_with_versions_and_parsers():
     assert {"zero-shot-sentiment.v1", "zero-shot-nli.v1", "zero-shot-rating.v1"} <= set(names)
     for entry in PROMPTS.entries():
         assert entry.description, entry.name
-        assert entry.obj.parser == "revised_text"
+        assert entry.obj.parser in PARSERS, (entry.name, entry.obj.parser)
     assert load_prompt("zero-shot-sentiment").name == "zero-shot-sentiment.v1"  # newest version
 
 

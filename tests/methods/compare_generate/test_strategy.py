@@ -87,7 +87,7 @@ def test_zero_shot_and_the_cli_accept_the_style_task(serve, scripted, tmp_path):
 
 
 @pytest.mark.parametrize("param, message", [
-    ("demo_selection=best", "demo_selection must be 'seeded' or 'similar'"),
+    ("demo_selection=best", "demo_selection must be one of seeded, similar, got 'best'"),
     ("n_demos=0", "n_demos must be at least 1"),
     ("patience=0", "patience must be at least 1"),
     ("demos_revised=x.tsv", "demos_revised needs demos=PATH"),

@@ -38,6 +38,8 @@ from cfaug.methods.base import MethodConfigError
 
 PAIR_ID_COLUMNS = ("batch_id", "pair_id", "pair", "group")
 SELECTIONS = ("seeded", "similar")
+#: tasks with a built-in set (``src/cfaug/resources/demonstrations/<task>.jsonl``)
+BUILTIN_TASKS = ("sentiment", "nli", "style")
 
 
 @dataclass(frozen=True)
@@ -120,10 +122,9 @@ def edit_spans(original: str, revised: str, limit: int = 12) -> list[tuple[str, 
 def builtin_demos(task: Task) -> list[Demo]:
     """The built-in demonstrations for ``task`` (both directions), keeping only those that edit the
     task's edit field and whose labels belong to the task."""
-    name = {"sentiment": "sentiment", "nli": "nli", "style": "style"}.get(task.name)
-    if name is None:
+    if task.name not in BUILTIN_TASKS:
         raise MethodConfigError(f"there are no built-in demonstrations for task {task.name!r}; pass demos=PATH")
-    text = (resources.files("cfaug.resources") / "demonstrations" / f"{name}.jsonl").read_text(encoding="utf-8")
+    text = (resources.files("cfaug.resources") / "demonstrations" / f"{task.name}.jsonl").read_text(encoding="utf-8")
     demos = []
     for line in text.splitlines():
         if not line.strip():
@@ -229,6 +230,14 @@ def _from_revisions(originals: Sequence[Record], revised: Sequence[Record], task
 
 # -------------------------------------------------------------------------------------------- selection
 
+def check_selection(selection: str, k: int) -> None:
+    """Raise :class:`MethodConfigError` for an unknown ``demo_selection`` or ``n_demos`` below 1."""
+    if selection not in SELECTIONS:
+        raise MethodConfigError(f"demo_selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+    if k < 1:
+        raise MethodConfigError(f"n_demos must be at least 1, got {k}")
+
+
 class DemoPool:
     """Demonstrations and the rule that picks ``k`` of them for each item.
 
@@ -240,10 +249,7 @@ class DemoPool:
 
     def __init__(self, demos: Sequence[Demo], task: Task, k: int, selection: str = "seeded", *,
                  source: str = "built-in", encoder: Any = None) -> None:
-        if selection not in SELECTIONS:
-            raise MethodConfigError(f"demo_selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
-        if k < 1:
-            raise MethodConfigError(f"n_demos must be at least 1, got {k}")
+        check_selection(selection, k)
         if selection == "similar" and encoder is None:
             raise ValueError("selection='similar' needs a sentence encoder")
         self.demos = list(demos)

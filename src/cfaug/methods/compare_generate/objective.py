@@ -93,7 +93,7 @@ class Objective:
         self.task = task
         self.maximise = task.name == "style"
         self.alpha = float(alpha)
-        self.kind = ("embedding" if self.maximise else "token") if relevance == "auto" else relevance
+        self.kind = self.relevance_kind(task, relevance)
         if self.kind == "embedding" and encoder is None:
             raise ValueError("relevance='embedding' needs a sentence encoder")
         self.encoder = encoder
@@ -101,6 +101,14 @@ class Objective:
         if self.maximise and not lo <= style_threshold <= hi:
             raise MethodConfigError(f"style_threshold must be within {lo:g} to {hi:g}, got {style_threshold}")
         self.style_threshold = float(style_threshold)
+
+    @staticmethod
+    def relevance_kind(task: Task, relevance: str) -> str:
+        """The relevance measure ``relevance`` means for ``task`` (``auto``: embedding for style, token
+        distance otherwise)."""
+        if relevance == "auto":
+            return "embedding" if task.name == "style" else "token"
+        return relevance
 
     # -- parts ---------------------------------------------------------------------------------------
     def relevance(self, original: str, text: str) -> float:

@@ -65,7 +65,7 @@ class SearchStrategy(StrategyMethod):
     def prepare(self, records: Any, task: Task) -> dict[str, Any]:
         facts = super().prepare(records, task)
         c = self.config
-        wants_embedding = c.relevance == "embedding" or (c.relevance == "auto" and task.name == "style")
+        wants_embedding = Objective.relevance_kind(task, c.relevance) == "embedding"
         self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold,
                                    encoder=self.encoder() if wants_embedding else None)
         self.judge = build_judge(c.judge, self, task, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,

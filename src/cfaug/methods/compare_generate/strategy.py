@@ -18,7 +18,8 @@ from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.llm.method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.methods.base import MethodConfigError
-from cfaug.methods.compare_generate.demonstrations import Demo, DemoPool, builtin_demos, load_demos
+from cfaug.methods.compare_generate.demonstrations import (Demo, DemoPool, builtin_demos, check_selection,
+                                                           load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
 
 
@@ -111,10 +112,7 @@ class StrategyMethod(LLMMethod):
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
         c = self.config
-        if c.demo_selection not in ("seeded", "similar"):
-            raise MethodConfigError(f"demo_selection must be 'seeded' or 'similar', got {c.demo_selection!r}")
-        if c.n_demos < 1:
-            raise MethodConfigError(f"n_demos must be at least 1, got {c.n_demos}")
+        check_selection(c.demo_selection, c.n_demos)
         if c.demos_revised and not c.demos:
             raise MethodConfigError("demos_revised needs demos=PATH (the file of originals)")
         self.pool: DemoPool | None = None
