@@ -41,7 +41,7 @@ def items(records, task):
 
 @pytest.fixture(scope="module")
 def default_method(records, task, encoder_path):
-    m = AutoCAD(AutoCADConfig(encoder=str(encoder_path), device="cpu", min_similarity=0.5), seed=0)
+    m = AutoCAD(AutoCADConfig(encoder=str(encoder_path), device="cpu", min_similarity=0.5, variants="rm,rep"), seed=0)
     facts = m.prepare(records, task)
     yield m, facts
     m.close()

@@ -5,7 +5,8 @@ Recipe (see README, "auto-cad"):
 1. A classifier ``C`` (TF-IDF + logistic regression trained on the input, or a local HF classifier).
 2. Candidate causal terms: lexicon words of the label's polarity and negation phrases; importance by
    classifier sensitivity over sampled contexts (Eq. 1), all perturbations scored in one batch.
-3. RM-CT: in each sentence, remove the most important causal term (for a negation phrase: the negator).
+3. RM-CT: remove causal terms (for a negation phrase: the negator), the most important of each sentence
+   first, then the others, until ``C`` flips.
 4. REP-CT: replace causal terms in order of importance by an opposite-polarity word that fits the context
    and moves ``C`` toward the target; negation phrases lose their negator. Then further substitutions of
    the remaining label-polarity words until ``C`` flips.
@@ -52,7 +53,7 @@ class AutoCADConfig:
     mlm: str | None = None  #: local path of a masked LM proposing replacements (default: lexicon ranker)
     pairs: str | None = None  #: paired counterfactual file to mine substitutions from (CAD paired format)
     encoder: str | None = None  #: local sentence-transformers path (default: packaged all-MiniLM-L6-v2)
-    variants: str = "rm,rep"  #: which counterfactuals to emit: rm (RM-CT), rep (REP-CT)
+    variants: str = "rep"  #: which counterfactuals to emit: rep (REP-CT), rm (RM-CT), or both: "rm,rep"
     context_samples: int = 4  #: sampled contexts per term for Eq. 1 (plus the full sentence)
     context_keep: float = 0.8  #: probability that a context token is kept in a sample
     top_candidates: int = 20  #: replacement candidates scored in context per term
@@ -61,7 +62,7 @@ class AutoCADConfig:
     lm_weight: float = 0.15  #: weight of the bigram/MLM context fit
     antonym_weight: float = 3.0  #: bonus for a word from the built-in antonym table
     pairs_weight: float = 2.0  #: bonus for substitutions mined from --pairs
-    min_target_prob: float = 0.6  #: filter and REP-CT keeps substituting until the classifier gives the target this much
+    min_target_prob: float = 0.5  #: filter and RM-CT/REP-CT keeps substituting until the classifier gives the target this much
     require_flip: bool = True  #: filter: the classifier must predict the target
     max_edit_rate: float = 0.3  #: filter: token edit rate at most this
     min_similarity: float = 0.7  #: filter: edited-sentence embedding similarity at least this (0 = off)
@@ -180,11 +181,14 @@ class AutoCAD(Method):
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
             if "rm" in self.variants and ranked:
-                best: dict[int, CausalTerm] = {}
+                # hierarchical removal: the most important term of each sentence first, then the others,
+                # until the classifier flips (or all of them with replace="all")
+                firsts: dict[int, CausalTerm] = {}
                 for t in ranked:
-                    best.setdefault(tokens[t.head].sentence, t)
-                chosen = sorted(best.values(), key=lambda t: -t.importance)
-                pending.append((i, "rm-ct", [self._removal(tokens, t) for t in chosen], chosen))
+                    firsts.setdefault(tokens[t.head].sentence, t)
+                order = list(firsts.values()) + [t for t in ranked if t not in firsts.values()]
+                edits, used = self._until_flip(item, [(self._removal(tokens, t), t) for t in order])
+                pending.append((i, "rm-ct", edits, used))
             if "rep" in self.variants and rep_plans[i]:
                 edits, used = self._until_flip(item, rep_plans[i])
                 pending.append((i, "rep-ct", edits, used))
