@@ -37,6 +37,8 @@ def parse_args() -> argparse.Namespace:
                    help="scratch folder (generated files)")
     p.add_argument("--autocad", help="an existing 'cfaug augment' output for orig/train.tsv")
     p.add_argument("--seeds", default="0,1,2,3,4")
+    p.add_argument("--skip-study", action="store_true",
+                   help="skip the selection study (which of the generator's candidates help, judged on dev sets)")
     p.add_argument("--skip-quality", action="store_true",
                    help="skip the 'cfaug evaluate' quality table and the run's HTML report")
     p.add_argument("--out", default=str(REPO / "bench" / "downstream_cad_imdb.md"), help="results file")
@@ -133,6 +135,10 @@ def main() -> int:
     cfaug(*ds_args)
     result = json.loads(result_json.read_text(encoding="utf-8"))
 
+    study = ""
+    if not args.skip_study:
+        study = selection_study(autocad, imdb, work, args.seeds)
+
     quality = ""
     if not args.skip_quality:
         human = human_pairs(imdb / "combined" / "paired" / "train_paired.tsv", work / "human_train_pairs.tsv")
@@ -147,10 +153,44 @@ def main() -> int:
             cfaug("evaluate", str(run_dir), "--judge-train", str(data / "sst2" / "train.tsv"))
             cfaug("report", str(run_dir))
 
-    write_results(Path(args.out), args, result, table_md.read_text(encoding="utf-8"), quality, selection,
+    write_results(Path(args.out), args, result, table_md.read_text(encoding="utf-8"), quality, study, selection,
                   augment_cmd, ds_args, time.time() - start)
     print(f"results written to {args.out}", file=sys.stderr)
     return 0
+
+
+STUDY = {
+    "kept (default output)": lambda m: m.get("passed", True),
+    "kept, REP-CT only": lambda m: m.get("passed", True) and m.get("variant") == "rep-ct",
+    "kept, RM-CT only": lambda m: m.get("passed", True) and m.get("variant") == "rm-ct",
+    "every candidate, also those the flip filter rejected": lambda m: True,
+    "every REP-CT candidate": lambda m: m.get("variant") == "rep-ct",
+}
+
+
+def selection_study(autocad: Path, imdb: Path, work: Path, seeds: str) -> str:
+    """Which of the generator's candidates help? Each selection from the run directory is added to the
+    originals and scored on the dev sets only (orig/dev and new/dev), so no test set steers the choice."""
+    results = Path(str(autocad) + ".run") / "results.jsonl"
+    if not results.exists():
+        return "(no run directory next to the auto-CAD output, so no candidates to study)"
+    cands = [r for line in results.read_text(encoding="utf-8").splitlines() if line.strip()
+             for r in json.loads(line).get("counterfactuals", [])]
+    augment = []
+    for i, (name, keep) in enumerate(STUDY.items()):
+        out = work / f"study_{i}.jsonl"
+        with open(out, "w", encoding="utf-8") as fh:
+            for r in cands:
+                meta = r.get("meta") or {}
+                if keep(meta):  # written as kept: the study decides what is used, not the filters
+                    fh.write(json.dumps({**r, "meta": {**meta, "passed": True}}, ensure_ascii=False) + "\n")
+        augment += ["--augment", f"{name}={out}"]
+    table = work / "study.md"
+    cfaug("downstream", "--train", str(imdb / "orig" / "train.tsv"), *augment, "--dev", str(imdb / "orig" / "dev.tsv"),
+          "--in-domain", f"IMDB orig/dev={imdb / 'orig' / 'dev.tsv'}",
+          "--challenge", f"IMDB new/dev={imdb / 'new' / 'dev.tsv'}", "--seeds", seeds,
+          "-o", str(work / "study.json"), "--markdown", str(table))
+    return table.read_text(encoding="utf-8")
 
 
 def quality_table(metrics: dict[str, dict]) -> str:
@@ -172,7 +212,8 @@ def quality_table(metrics: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def write_results(out: Path, args: argparse.Namespace, result: dict, table: str, quality: str, selection: dict,
+def write_results(out: Path, args: argparse.Namespace, result: dict, table: str, quality: str, study: str,
+                  selection: dict,
                   augment_cmd: list[str], ds_args: list[str], seconds: float) -> None:
     env = result.get("environment", {})
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -213,7 +254,14 @@ filters); "one per review" keeps, for each review, the one its own judge scores 
 the human CAD. Counts (candidates that passed, reviews with at least one, kept, by variant):
 {json.dumps(selection)}.
 
-## Quality of the two sets of counterfactuals (`cfaug evaluate`)
+## Which candidates help? (dev sets only)
+
+{study or '(skipped)'}
+
+orig/dev also chooses the SVM's settings, so its column flatters every row alike; new/dev holds the human
+counterfactuals of the dev reviews.
+
+## Quality of the counterfactuals (`cfaug evaluate`)
 
 {quality or '(skipped)'}
 
