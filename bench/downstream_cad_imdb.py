@@ -178,12 +178,13 @@ def selection_study(autocad: Path, imdb: Path, work: Path, seeds: str) -> str:
              for r in json.loads(line).get("counterfactuals", [])]
     augment = []
     for i, (name, keep) in enumerate(STUDY.items()):
+        chosen = [r for r in cands if keep(r.get("meta") or {})]
+        if not chosen:  # e.g. a variant the run did not make
+            continue
         out = work / f"study_{i}.jsonl"
         with open(out, "w", encoding="utf-8") as fh:
-            for r in cands:
-                meta = r.get("meta") or {}
-                if keep(meta):  # written as kept: the study decides what is used, not the filters
-                    fh.write(json.dumps({**r, "meta": {**meta, "passed": True}}, ensure_ascii=False) + "\n")
+            for r in chosen:  # written as kept: here the study decides what is used, not the filters
+                fh.write(json.dumps({**r, "meta": {**(r.get("meta") or {}), "passed": True}}, ensure_ascii=False) + "\n")
         augment += ["--augment", f"{name}={out}"]
     table = work / "study.md"
     cfaug("downstream", "--train", str(imdb / "orig" / "train.tsv"), *augment, "--dev", str(imdb / "orig" / "dev.tsv"),
