@@ -47,13 +47,14 @@ def run_augment(
     input_format: str | None = None,
     output_format: str | None = None,
     max_chars: int | None = None,
+    retry_failed: bool = False,
 ) -> tuple[RunSummary, list[dict[str, Any]]]:
     """Run ``method`` over ``data`` and return (summary, output rows). See :func:`augment`."""
     task_obj = make_task(task, target=target, edit_side=edit_side, levels=levels)
     schema = build_schema(text_col, label_col, id_col, premise_col, hypothesis_col)
     opts = RunOptions(method=method, params=dict(params or {}), seed=seed, keep_failed=keep_failed,
                       overwrite=overwrite, progress=progress, limit=limit, input_format=input_format,
-                      output_format=output_format)
+                      output_format=output_format, retry_failed=retry_failed)
     if max_chars is not None:
         opts.max_chars = max_chars
     if run_dir is None:

@@ -224,3 +224,25 @@ def test_every_row_rejected_is_a_whole_file_error(tmp_path):
 def test_no_output_file_still_returns_rows(reviews, tmp_path):
     summary, rows = go(reviews, tmp_path, out=None)
     assert summary.output is None and len(rows) == 3
+
+
+def test_retry_failed_runs_only_the_failed_items_again(reviews, tmp_path, monkeypatch):
+    summary, _ = go(reviews, tmp_path)
+    assert summary.items_failed == 1
+    WordSwap.calls = []
+    summary, _ = go(reviews, tmp_path)  # a plain rerun keeps the failure and asks nothing again
+    assert WordSwap.calls == [] and summary.items_failed == 1
+    original = WordSwap.generate
+
+    def healed(self, items, task):  # the cause of the failure went away (e.g. a flaky service)
+        fixed = [type(it)(type(it.record)(it.record.id, {"text": it.record.text().replace("EXPLODE", "now")},
+                                          it.record.label, it.record.meta), it.target) for it in items]
+        return original(self, fixed, task)
+
+    monkeypatch.setattr(WordSwap, "generate", healed)
+    summary, rows = go(reviews, tmp_path, retry_failed=True)
+    assert WordSwap.calls == [["c"]]
+    assert summary.items_failed == 0 and summary.counterfactuals_written == 4
+    assert [r["source_id"] for r in rows].count("c") == 1
+    summary, _ = go(reviews, tmp_path, retry_failed=True)  # nothing failed any more: nothing to do
+    assert WordSwap.calls == [["c"]] and summary.items_failed == 0

@@ -47,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--run-dir", default=None, help="run directory (default: <output>.run)")
     r.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     r.add_argument("--overwrite", action="store_true", help="discard an existing run directory's results")
+    r.add_argument("--retry-failed", action="store_true",
+                   help="when resuming, run again the items that failed (e.g. an LLM answer that never parsed)")
     r.add_argument("--keep-failed", action="store_true", help="also write candidates a filter rejected")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_extra_arguments(p)
@@ -103,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             run_dir=run_dir, output=output, params=params, seed=int(opt("seed", 0)),
             keep_failed=args.keep_failed or bool(cfg.get("keep_failed", False)), overwrite=args.overwrite,
             progress=not args.no_progress, limit=opt("limit"), input_format=opt("input_format"),
-            output_format=opt("output_format"), max_chars=opt("max_chars"))
+            output_format=opt("output_format"), max_chars=opt("max_chars"),
+            retry_failed=args.retry_failed)
     except (DataError, SchemaError, LabelError, TaskError, MethodConfigError, RegistryError, RunDirError,
             FileNotFoundError) as exc:
         raise CliError(str(exc)) from exc

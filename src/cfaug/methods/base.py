@@ -54,6 +54,11 @@ class Method:
         """Async counterfactuals for one item (LLM methods)."""
         raise NotImplementedError(f"{self.name} implements generate, not agenerate")
 
+    def identity_params(self) -> dict[str, Any]:
+        """The parameters that decide what the method produces; a run directory holding results made
+        with other values refuses to resume. Settings that only change speed or cost may be left out."""
+        return config_dict(self.config)
+
     def report(self) -> dict[str, Any]:
         """Figures for the run summary (e.g. LLM usage); empty by default."""
         return {}

@@ -82,7 +82,9 @@ class RunDir:
                 obj = json.loads(line)
             except ValueError:
                 continue
-            done.setdefault(obj["key"], obj)
+            # a later line for the same key is a retry of a failed item (--retry-failed)
+            if obj["key"] not in done or done[obj["key"]].get("status") == "error":
+                done[obj["key"]] = obj
         return done
 
     def appender(self) -> ResultAppender:

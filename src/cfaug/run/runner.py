@@ -19,7 +19,7 @@ from cfaug.data.io import DEFAULT_MAX_CHARS, DataError, Dataset, read_dataset, w
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS, Method, build_config, config_dict
+from cfaug.methods.base import METHODS, Method, build_config
 from cfaug.run.manifest import hash_source, versions
 from cfaug.run.rundir import RunDir
 
@@ -80,6 +80,7 @@ class RunOptions:
     overwrite: bool = False
     progress: bool = True
     limit: int | None = None
+    retry_failed: bool = False
 
 
 def build_method(name: str, params: dict[str, Any], seed: int) -> Method:
@@ -107,7 +108,7 @@ def run(
     rd = RunDir(run_dir)
     config = {
         "method": method.name,
-        "params": method.identity_params() if hasattr(method, "identity_params") else config_dict(method.config),
+        "params": method.identity_params(),
         "task": {"name": task.name, "target": task.target, "edit_roles": list(task.edit_roles)},
         "schema": asdict(data.schema),
         "seed": options.seed,
@@ -130,7 +131,8 @@ def run(
     facts = method.prepare(records, task)
     items = [WorkItem(r, t) for r in records for t in task.targets(r)]
     done = rd.finished()
-    pending = [it for it in items if it.key not in done]
+    pending = [it for it in items if it.key not in done
+               or (options.retry_failed and done[it.key].get("status") == "error")]
     manifest = {
         "versions": versions(),
         "seed": options.seed,
