@@ -8,6 +8,7 @@ and 10 random examples.
 
     python bench/auto_cad.py                      # default data: ../shared/data
     python bench/auto_cad.py --data DIR --out bench/auto_cad.results.md
+    python bench/auto_cad.py --quick               # default configuration on test only
 """
 
 from __future__ import annotations
@@ -43,14 +44,23 @@ def human_pairs(paired: Path) -> dict[str, str]:
     return out
 
 
-def run_split(src: Path, work: Path, extra: list[str]) -> dict:
-    out = work / f"{src.stem}.counterfactuals.jsonl"
-    cmd = [sys.executable, "-m", "cfaug", "augment", str(src), "-o", str(out), "--run-dir", str(work / f"{src.stem}.run"),
+#: (split, label, extra arguments for cfaug augment): the default on both splits, then two variations on test
+CONFIGS = [
+    ("train", "default", []),
+    ("test", "default", []),
+    ("test", "RM-CT and REP-CT", ["-p", "variants=rm,rep"]),
+    ("test", "with similarity filter 0.7", ["-p", "min_similarity=0.7"]),
+]
+
+
+def run_split(src: Path, work: Path, extra: list[str], tag: str) -> dict:
+    out = work / f"{src.stem}.{tag}.counterfactuals.jsonl"
+    cmd = [sys.executable, "-m", "cfaug", "augment", str(src), "-o", str(out), "--run-dir", str(work / f"{src.stem}.{tag}.run"),
            "--overwrite", "--no-progress", "--seed", "0", *extra]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
-    summary = json.loads((work / f"{src.stem}.run" / "summary.json").read_text())
+    summary = json.loads((work / f"{src.stem}.{tag}.run" / "summary.json").read_text())
     rows = [json.loads(line) for line in open(out, encoding="utf-8")]
     return {"wall": wall, "summary": summary, "rows": rows, "command": " ".join(cmd[1:])}
 
@@ -60,8 +70,7 @@ def main() -> int:
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="folder holding cad-imdb/")
     ap.add_argument("--out", default=str(REPO / "bench" / "auto_cad.results.md"))
     ap.add_argument("--work", default=str(REPO / "bench" / "_work" / "auto_cad"))
-    ap.add_argument("--splits", default="train,test")
-    ap.add_argument("extra", nargs="*", help="extra arguments for cfaug augment (after --)")
+    ap.add_argument("--quick", action="store_true", help="only the default configuration on test")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from cfaug.judges import SentenceEncoder, TfidfLinearJudge, token_edit_rate
@@ -82,12 +91,13 @@ def main() -> int:
              "logistic regression trained on the split it edited. Similarity: cosine of all-MiniLM-L6-v2 "
              "embeddings (texts truncated to 256 word pieces). Edit rate: token-level Levenshtein distance / "
              "original tokens (lower-cased word and punctuation tokens).", "",
-             "| split | reviews | with a counterfactual | counterfactuals | docs/s | peak memory | flip rate (independent) | edit rate ours | edit rate human | similarity ours | similarity human |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| split | configuration | reviews | with a counterfactual | counterfactuals | docs/s | peak memory | flip rate (independent) | edit rate ours | edit rate human | similarity ours | similarity human |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     examples = []
     notes: list[str] = []
-    for split in args.splits.split(","):
-        res = run_split(cad / "orig" / f"{split}.tsv", work, args.extra)
+    configs = CONFIGS[1:2] if args.quick else CONFIGS
+    for n_conf, (split, label, extra) in enumerate(configs):
+        res = run_split(cad / "orig" / f"{split}.tsv", work, extra, f"c{n_conf}")
         rows, s = res["rows"], res["summary"]
         human = human_pairs(cad / "combined" / "paired" / f"{split}_paired.tsv")
         preds = judge.predict_proba([r["Text"] for r in rows]).argmax(axis=1)
@@ -101,19 +111,20 @@ def main() -> int:
         n = s["rows_read"]
         mean = lambda xs: sum(xs) / len(xs) if len(xs) else float("nan")  # noqa: E731
         lines.append(
-            f"| {split} | {n} | {len(covered)} ({len(covered) / n:.1%}) | {len(rows)} | {n / s['seconds']:.1f} | "
+            f"| {split} | {label} | {n} | {len(covered)} ({len(covered) / n:.1%}) | {len(rows)} | {n / s['seconds']:.1f} | "
             f"{s['peak_memory_mb']:.0f} MB | {mean(flips):.1%} | {mean(ours_rate):.3f} | {mean(hum_rate):.3f} | "
             f"{mean(list(ours_sim)):.3f} | {mean(list(hum_sim)):.3f} |")
         by_variant: dict[str, list[bool]] = {}
         for r, f in zip(rows, flips):
             by_variant.setdefault(r["meta"]["variant"], []).append(f)
-        notes.append(f"{split}: `cfaug {res['command']}`; variants: " + ", ".join(
+        notes.append(f"{split}, {label}: `cfaug {res['command']}`; variants: " + ", ".join(
             f"{k} {len(v)} rows (independent flip {mean(v):.1%})" for k, v in sorted(by_variant.items())) +
             f"; own-judge flip rate {s['flip_rate_own_judge']:.1%}; {s['seconds']:.1f} s in the process, "
             f"{res['wall']:.1f} s wall including start-up.")
-        rng = random.Random(0)
-        for r in rng.sample(rows, min(5, len(rows))):
-            examples.append((split, r))
+        if label == "default":
+            rng = random.Random(0)
+            for r in rng.sample(rows, min(5, len(rows))):
+                examples.append((split, r))
     lines += [""] + [n + "\n" for n in notes]
     lines += ["## 10 random examples (seed 0; 5 per split)", ""]
     for split, r in examples:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -84,6 +85,32 @@ class SentenceEncoder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._memo[t] for t in texts])
 
+    def encode_persistent(self, texts: Sequence[str], cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
+        """Like :meth:`encode`, for a fixed list such as a lexicon: the matrix is stored on disk, keyed by
+        the encoder's weights and the list, so later runs load it instead of encoding again."""
+        texts = list(texts)
+        key = hashlib.sha256(("\n".join(texts) + "\0" + _weights_hash(self.path)).encode()).hexdigest()[:24]
+        folder = Path(cache_dir) if cache_dir else embedding_cache_dir()
+        path = folder / f"{key}.npy"
+        if path.exists():
+            try:
+                mat = np.load(path)
+                if mat.shape[0] == len(texts):
+                    for t, v in zip(texts, mat):
+                        self._memo.setdefault(t, v)
+                    return mat
+            except (OSError, ValueError):
+                pass  # unreadable cache file: recompute and overwrite
+        mat = self.encode(texts)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f"{key}.{os.getpid()}.tmp.npy"
+            np.save(tmp, mat)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache folder only costs speed
+        return mat
+
     @property
     def dimension(self) -> int:
         if "" not in self._memo:
@@ -98,6 +125,14 @@ class SentenceEncoder:
         return np.sum(ea * eb, axis=1)
 
 
+def embedding_cache_dir() -> Path:
+    """``$CFAUG_EMBEDDING_CACHE`` if set, else ``~/.cache/cfaug/embeddings`` (honouring ``$XDG_CACHE_HOME``)."""
+    if os.environ.get("CFAUG_EMBEDDING_CACHE"):
+        return Path(os.environ["CFAUG_EMBEDDING_CACHE"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cfaug" / "embeddings"
+
+
+@functools.lru_cache(maxsize=8)
 def _weights_hash(path: Path) -> str:
     for name in ("model.safetensors", "pytorch_model.bin"):
         f = path / name

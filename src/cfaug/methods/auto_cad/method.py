@@ -65,7 +65,7 @@ class AutoCADConfig:
     min_target_prob: float = 0.5  #: filter and RM-CT/REP-CT keeps substituting until the classifier gives the target this much
     require_flip: bool = True  #: filter: the classifier must predict the target
     max_edit_rate: float = 0.3  #: filter: token edit rate at most this
-    min_similarity: float = 0.7  #: filter: edited-sentence embedding similarity at least this (0 = off)
+    min_similarity: float = 0.0  #: filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)
     device: str | None = None  #: torch device for HF models (default: cuda if available)
 
 
@@ -209,12 +209,19 @@ class AutoCAD(Method):
         # classifier movement toward the target for every (term, candidate), in one batch
         texts: dict[str, int] = {}
         cand_texts = []
+        sentence_index: dict[int, dict[int, list[int]]] = {}
         for (i, t), cands in zip(where, proposals):
             tokens = docs[i][0]
+            if i not in sentence_index:
+                by_sent: dict[int, list[int]] = {}
+                for j, tok in enumerate(tokens):
+                    by_sent.setdefault(tok.sentence, []).append(j)
+                sentence_index[i] = by_sent
+            members = sentence_index[i][tokens[t.head].sentence]
             ctx = t.contexts[0][0] if t.contexts else tokens[t.head].text
             rows = []
             for cand, _ in cands:
-                variant = _sentence_with(tokens, t.head, cand)
+                variant = " ".join(cand if j == t.head else tokens[j].text for j in members)
                 rows.append(texts.setdefault(variant, len(texts)))
             base = texts.setdefault(ctx, len(texts))
             cand_texts.append((base, rows))
@@ -410,7 +417,3 @@ def _request(tokens: Sequence[Token], i: int, target_polarity: str) -> Replaceme
     masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
     return ReplacementRequest(tok.lower, left, right, target_polarity, masked)
 
-
-def _sentence_with(tokens: Sequence[Token], i: int, word: str) -> str:
-    sent = tokens[i].sentence
-    return " ".join(word if j == i else t.text for j, t in enumerate(tokens) if t.sentence == sent)

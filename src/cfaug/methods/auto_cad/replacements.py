@@ -64,6 +64,10 @@ class LexiconProposer:
             # words seen in the corpus, plus the antonym table and mined pairs (which also cover
             # inputs too small to have a vocabulary of their own)
             self._vocab[pol] = sorted(common | extra)
+        if encoder is not None:
+            # every lexicon word (candidates and the words they replace) in one persistent matrix
+            lex = sorted(self.lexicon.positive | self.lexicon.negative)
+            encoder.encode_persistent(lex)  # type: ignore[attr-defined]
         self.name = "lexicon"
 
     def _embed(self, words: Sequence[str]) -> np.ndarray:
