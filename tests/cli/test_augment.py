@@ -273,7 +273,7 @@ def test_missing_column_flag(sentiment_tsv, tmp_path, capsys):
     (["-p", "folds=many"], "parameter folds: cannot read 'many' as int"),
     (["-p", "novalue"], "--param expects KEY=VALUE"),
     (["--target", "neutral"], "unknown label 'neutral'"),
-    (["--config", "missing.yaml"], "missing.yaml: config file not found"),
+    (["--config", "missing.yaml"], "config file missing.yaml: file not found"),
 ])
 def test_bad_options_exit_2(sentiment_tsv, tmp_path, capsys, args, message):
     assert augment(sentiment_tsv, "-o", tmp_path / "o.jsonl", "--no-progress", *args) == 2

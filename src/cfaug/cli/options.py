@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 
@@ -23,20 +21,10 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def load_config_file(path: str) -> dict[str, Any]:
     """Read a YAML or JSON config; keys are option names with '_' for '-' (e.g. ``text_col``)."""
     from cfaug.cli import CliError
+    from cfaug.config_file import ConfigFileError, read_mapping
 
-    p = Path(path)
-    if not p.exists():
-        raise CliError(f"{path}: config file not found")
-    text = p.read_text(encoding="utf-8")
     try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001
-        raise CliError(f"{path}: cannot parse config: {exc}") from exc
-    if not isinstance(data, dict):
-        raise CliError(f"{path}: config must be a mapping of option names to values")
+        data = read_mapping(path)
+    except ConfigFileError as exc:
+        raise CliError(f"config file {exc}") from exc
     return {str(k).replace("-", "_"): v for k, v in data.items()}

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from cfaug.config_file import ConfigFileError, read_mapping
 from cfaug.llm.errors import BudgetExceeded, LLMConfigError
 from cfaug.llm.types import Completion, Request
 
@@ -65,21 +64,10 @@ class PriceTable:
         table = cls()
         if path is None:
             return table
-        p = Path(path).expanduser()
-        if not p.exists():
-            raise LLMConfigError(f"price table {path}: file not found")
-        text = p.read_text(encoding="utf-8")
         try:
-            if p.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                import yaml
-
-                data = yaml.safe_load(text)
-        except Exception as exc:  # noqa: BLE001
-            raise LLMConfigError(f"price table {path}: cannot parse: {exc}") from exc
-        if not isinstance(data, dict):
-            raise LLMConfigError(f"price table {path}: expected a mapping of model name to {{input, output}}")
+            data = read_mapping(path)
+        except ConfigFileError as exc:
+            raise LLMConfigError(f"price table {exc}") from exc
         for name, entry in data.items():
             table._prices[str(name)] = _price(name, entry, str(path))
         table.source = f"built-in + {path}"
