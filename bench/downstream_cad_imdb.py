@@ -36,6 +36,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--work", default=str(REPO / "bench" / "_work" / "downstream_cad_imdb"),
                    help="scratch folder (generated files)")
     p.add_argument("--autocad", help="an existing 'cfaug augment' output for orig/train.tsv")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="auto-CAD parameter passed to 'cfaug augment -p' (see 'cfaug methods -v'); repeatable")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--skip-study", action="store_true",
                    help="skip the selection study (which of the generator's candidates help, judged on dev sets)")
@@ -113,7 +115,8 @@ def main() -> int:
     start = time.time()
 
     autocad = Path(args.autocad) if args.autocad else work / "autocad_train.jsonl"
-    augment_cmd = ["augment", str(imdb / "orig" / "train.tsv"), "-o", str(autocad), "--seed", "0", "--no-progress"]
+    augment_cmd = ["augment", str(imdb / "orig" / "train.tsv"), "-o", str(autocad), "--seed", "0", "--no-progress",
+                   *[a for kv in args.param for a in ("-p", kv)]]
     if not args.autocad:
         cfaug(*augment_cmd)
     every, selection_all = select_autocad(autocad, work / "autocad_train.all.jsonl", "all")
@@ -223,7 +226,8 @@ def write_results(out: Path, args: argparse.Namespace, result: dict, table: str,
                            text=True).stdout.strip()
     code = f"commit {commit}" + (" plus uncommitted changes under src/" if dirty else "")
     rel = lambda s: s.replace(str(REPO) + "/", "").replace(str(REPO.parent) + "/", "../")  # noqa: E731
-    cmd = f"python bench/downstream_cad_imdb.py --seeds {shlex.quote(args.seeds)}"
+    cmd = f"python bench/downstream_cad_imdb.py --seeds {shlex.quote(args.seeds)}" + "".join(
+        f" -p {shlex.quote(kv)}" for kv in args.param)
     chosen = {c: sorted({(x.get("C"), x.get("ngram_max")) for x in v}) for c, v in result["chosen_on_dev"].items()}
     text = f"""# Downstream robustness on CAD-IMDB (TF-IDF + linear SVM)
 
