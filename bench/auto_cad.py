@@ -62,7 +62,7 @@ def run_split(src: Path, work: Path, extra: list[str], tag: str) -> dict:
     wall = time.perf_counter() - t0
     summary = json.loads((work / f"{src.stem}.{tag}.run" / "summary.json").read_text())
     rows = [json.loads(line) for line in open(out, encoding="utf-8")]
-    return {"wall": wall, "summary": summary, "rows": rows, "command": " ".join(cmd[1:])}
+    return {"wall": wall, "summary": summary, "rows": rows, "command": " ".join(cmd[3:])}
 
 
 def main() -> int:
