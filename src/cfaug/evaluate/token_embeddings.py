@@ -45,7 +45,7 @@ class TokenEncoder:
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """One (tokens x dim) array per text, rows L2-normalised."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        missing = sorted(dict.fromkeys(t for t in texts if t not in self._memo), key=len)  # less padding
         torch = self._torch
         for i in range(0, len(missing), self.batch_size):
             chunk = missing[i: i + self.batch_size]
