@@ -22,6 +22,19 @@ def sample_path() -> Path:
     return Path(str(resources.files("cfaug") / "resources" / "demo" / "reviews.tsv"))
 
 
+def marked_excerpts(text: str, edits: list[dict], context: int = 60) -> str:
+    """The parts of ``text`` around its edits, each edit shown as ``[old -> new]``."""
+    parts, last = [], 0
+    for e in sorted(edits, key=lambda e: e["start"]):
+        lo = max(last, e["start"] - context)
+        if lo > last:
+            parts.append(" ... ")
+        parts.append(text[lo:e["start"]] + f"[{e['old']} -> {e['new'] or '(removed)'}]")
+        last = e["end"]
+    tail = text[last:last + context]
+    return ("" if edits and edits[0]["start"] <= context else "... ") + "".join(parts) + tail + " ..."
+
+
 def run(args: argparse.Namespace) -> int:
     from cfaug.api import run_augment
 
@@ -34,10 +47,9 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(summary.lines()), file=sys.stderr)
     for row in rows[: args.examples]:
         meta = row["meta"]
-        edits = ", ".join(f"{e['old']} -> {e['new'] or '(removed)'}" for e in meta["edits"])
-        print(f"\n[{row['source_id']}] {row['original_Sentiment']} -> {row['Sentiment']} ({meta['variant']}; {edits})")
-        print(f"  before: {row['original_Text'][:300]}")
-        print(f"  after:  {row['Text'][:300]}")
+        print(f"\n[{row['source_id']}] {row['original_Sentiment']} -> {row['Sentiment']} ({meta['variant']}, "
+              f"{len(meta['edits'])} edits, edit rate {meta['edit_rate']:.1%})")
+        print("  " + marked_excerpts(row["original_Text"], meta["edits"]))
     print(json.dumps({"output": str(output), "counterfactuals": summary.counterfactuals_written,
                       "run_dir": summary.run_dir}))
     return 0
