@@ -27,7 +27,7 @@ def marked_excerpts(text: str, edits: list[dict], context: int = 60) -> str:
     parts, last = [], 0
     for e in sorted(edits, key=lambda e: e["start"]):
         lo = max(last, e["start"] - context)
-        if lo > last:
+        if lo > last and parts:
             parts.append(" ... ")
         parts.append(text[lo:e["start"]] + f"[{e['old']} -> {e['new'] or '(removed)'}]")
         last = e["end"]
