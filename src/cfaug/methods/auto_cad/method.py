@@ -177,7 +177,8 @@ class AutoCAD(Method):
 
         results: list[list[Counterfactual]] = [[] for _ in items]
         pending: list[tuple[int, str, list[Edit], list[CausalTerm]]] = []
-        rep_plans = self._plan_replacements(items, docs, task)
+        rep_plans = (self._plan_replacements(items, docs, task) if "rep" in self.variants
+                     else [[] for _ in items])
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
             if "rm" in self.variants and ranked:
