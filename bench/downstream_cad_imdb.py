@@ -262,7 +262,7 @@ def write_results(out: Path, args: argparse.Namespace, result: dict, table: str,
     rel = lambda s: s.replace(str(REPO) + "/", "").replace(str(REPO.parent) + "/", "../")  # noqa: E731
     cmd = f"python bench/downstream_cad_imdb.py --seeds {shlex.quote(args.seeds)}" + "".join(
         f" --config {shlex.quote(c.name + ':' + ';'.join(c.params))}" for c in args.config)
-    steps = "\n".join("cfaug " + rel(" ".join(shlex.quote(a) for a in c)) for c in commands)
+    steps = "\n".join("cfaug " + " ".join(shlex.quote(a) for a in c) for c in commands)
     chosen = {c: sorted({(x.get("C"), x.get("ngram_max")) for x in v}) for c, v in result["chosen_on_dev"].items()}
     text = f"""# Downstream robustness on CAD-IMDB (TF-IDF + linear SVM)
 
@@ -309,7 +309,7 @@ counterfactuals of the dev reviews. No test set is looked at to choose among the
 cfaug {env.get('cfaug')} ({code}), scikit-learn {env.get('scikit-learn')}, torch {env.get('torch')}; whole benchmark
 {seconds / 60:.1f} min wall clock (the downstream part: {result['seconds'] / 60:.1f} min).
 """
-    out.write_text(text, encoding="utf-8")
+    out.write_text(rel(text), encoding="utf-8")
 
 
 if __name__ == "__main__":
