@@ -24,15 +24,17 @@ def sample_path() -> Path:
 
 def marked_excerpts(text: str, edits: list[dict], context: int = 60) -> str:
     """The parts of ``text`` around its edits, each edit shown as ``[old -> new]``."""
+    ordered = sorted(edits, key=lambda e: e["start"])
     parts, last = [], 0
-    for e in sorted(edits, key=lambda e: e["start"]):
+    for e in ordered:
         lo = max(last, e["start"] - context)
         if lo > last and parts:
             parts.append(" ... ")
         parts.append(text[lo:e["start"]] + f"[{e['old']} -> {e['new'] or '(removed)'}]")
         last = e["end"]
     tail = text[last:last + context]
-    return ("" if edits and edits[0]["start"] <= context else "... ") + "".join(parts) + tail + " ..."
+    lead = "" if ordered and ordered[0]["start"] <= context else "... "
+    return lead + "".join(parts) + tail + " ..."
 
 
 def run(args: argparse.Namespace) -> int:
