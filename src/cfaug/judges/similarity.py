@@ -54,6 +54,8 @@ class SentenceEncoder:
     all-MiniLM-L6-v2). Embeddings are L2-normalised; texts longer than the model's window
     (256 word pieces for MiniLM) are truncated. Results are memoised per text within the process."""
 
+    MEMO_LIMIT = 200_000  #: embeddings kept in memory (about 300 MB for a 384-dimensional encoder)
+
     def __init__(self, path: str | os.PathLike[str] | None = None, device: str | None = None,
                  batch_size: int = 64) -> None:
         from sentence_transformers import SentenceTransformer
@@ -76,6 +78,8 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing and len(self._memo) + len(missing) > self.MEMO_LIMIT:
+            self._memo = {t: self._memo[t] for t in texts if t in self._memo}  # bound memory on long runs
         if missing:
             vecs = self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)
