@@ -262,6 +262,7 @@ def write_results(out: Path, args: argparse.Namespace, result: dict, table: str,
     rel = lambda s: s.replace(str(REPO) + "/", "").replace(str(REPO.parent) + "/", "../")  # noqa: E731
     cmd = f"python bench/downstream_cad_imdb.py --seeds {shlex.quote(args.seeds)}" + "".join(
         f" --config {shlex.quote(c.name + ':' + ';'.join(c.params))}" for c in args.config)
+    cmd += "".join(f" --{flag.replace('_', '-')}" for flag in ("skip_study", "skip_quality") if getattr(args, flag))
     steps = "\n".join("cfaug " + " ".join(shlex.quote(a) for a in c) for c in commands)
     chosen = {c: sorted({(x.get("C"), x.get("ngram_max")) for x in v}) for c, v in result["chosen_on_dev"].items()}
     text = f"""# Downstream robustness on CAD-IMDB (TF-IDF + linear SVM)
