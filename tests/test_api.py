@@ -13,7 +13,7 @@ import cfaug
 from cfaug.api import run_augment
 from cfaug.cli import main
 from cfaug.data.io import DataError
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_run_augment_options_mirror_the_flags(rows, params, tmp_path):
 
 
 def test_errors_are_exceptions(rows, params):
-    with pytest.raises(MethodConfigError, match="supports tasks sentiment, rating, not 'nli'"):
+    with pytest.raises(ConfigError, match="supports tasks sentiment, rating, not 'nli'"):
         cfaug.augment([{"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"}],
                       task="nli", params=params)
     with pytest.raises(DataError, match="no usable rows"):

@@ -1,4 +1,5 @@
-"""The Python API. It mirrors ``cfaug augment``: same options, same output contract."""
+"""The Python API. It mirrors ``cfaug augment``: the same options (declared once in
+:class:`cfaug.run.options.RunOptions`), the same output contract."""
 
 from __future__ import annotations
 
@@ -6,69 +7,34 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from cfaug.data.schema import Schema
-from cfaug.data.tasks import make_task
-from cfaug.run.runner import RunOptions, RunSummary, run
+from cfaug.run.options import RunOptions
+from cfaug.run.runner import RunSummary, run
 
 
-def build_schema(text_col: str | None = None, label_col: str | None = None, id_col: str | None = None,
-                 premise_col: str | None = None, hypothesis_col: str | None = None) -> Schema:
-    text_cols = {}
-    if text_col:
-        text_cols["text"] = text_col
-    if premise_col:
-        text_cols["premise"] = premise_col
-    if hypothesis_col:
-        text_cols["hypothesis"] = hypothesis_col
-    return Schema(text_cols=text_cols, label_col=label_col, id_col=id_col)
-
-
-def run_augment(
-    data: Any,
-    method: str = "auto-cad",
-    *,
-    task: str = "sentiment",
-    target: str = "opposite",
-    edit_side: str = "premise",
-    levels: tuple[str, ...] | None = None,
-    text_col: str | None = None,
-    label_col: str | None = None,
-    id_col: str | None = None,
-    premise_col: str | None = None,
-    hypothesis_col: str | None = None,
-    run_dir: str | Path | None = None,
-    output: str | Path | None = None,
-    params: dict[str, Any] | None = None,
-    seed: int = 0,
-    keep_failed: bool = False,
-    overwrite: bool = False,
-    progress: bool = True,
-    limit: int | None = None,
-    input_format: str | None = None,
-    output_format: str | None = None,
-    max_chars: int | None = None,
-    retry_failed: bool = False,
-) -> tuple[RunSummary, list[dict[str, Any]]]:
-    """Run ``method`` over ``data`` and return (summary, output rows). See :func:`augment`."""
-    task_obj = make_task(task, target=target, edit_side=edit_side, levels=levels)
-    schema = build_schema(text_col, label_col, id_col, premise_col, hypothesis_col)
-    opts = RunOptions(method=method, params=dict(params or {}), seed=seed, keep_failed=keep_failed,
-                      overwrite=overwrite, progress=progress, limit=limit, input_format=input_format,
-                      output_format=output_format, retry_failed=retry_failed)
-    if max_chars is not None:
-        opts.max_chars = max_chars
-    if run_dir is None:
+def run_augment(data: Any, method: str | None = None, *, output: str | Path | None = None,
+                **options: Any) -> tuple[RunSummary, list[dict[str, Any]]]:
+    """Run ``method`` over ``data`` and return (summary, output rows). Keyword arguments are the run
+    options (see :class:`~cfaug.run.options.RunOptions`: ``task``, ``target``, ``text_col``, ``params``,
+    ``seed``, ``run_dir``, ``engine``, ``workers``, ``device``...); each is checked, and an unknown name or a
+    value out of range raises :class:`~cfaug.config.ConfigError`."""
+    if method is not None:
+        options["method"] = method
+    if "levels" in options and isinstance(options["levels"], (tuple, list)):
+        options["levels"] = ",".join(map(str, options["levels"]))
+    opts = RunOptions.from_mapping({k: v for k, v in options.items() if v is not None or k == "method"})
+    if opts.run_dir is None:
         with tempfile.TemporaryDirectory(prefix="cfaug-run-") as tmp:
-            return run(data, task_obj, schema, tmp, opts, output=output, log=lambda m: None if not progress else print(m))
-    return run(data, task_obj, schema, run_dir, opts, output=output)
+            opts.run_dir = tmp
+            return run(data, opts, output=output, log=None if opts.progress else (lambda m: None))
+    return run(data, opts, output=output)
 
 
-def augment(data: Any, method: str = "auto-cad", **kwargs: Any) -> Any:
+def augment(data: Any, method: str | None = None, **options: Any) -> Any:
     """Make counterfactuals for ``data`` and return them as a ``datasets.Dataset``.
 
     ``data`` is a path (CSV, TSV, JSONL, Parquet, or a ``save_to_disk`` folder), a ``datasets.Dataset``,
-    a pandas DataFrame or a list of dicts. Keyword arguments are those of :func:`run_augment`
-    (``task``, ``target``, ``text_col``, ``label_col``, ``run_dir``, ``params``, ``seed``...).
+    a pandas DataFrame or a list of dicts. Keyword arguments are the run options of :func:`run_augment`
+    (``task``, ``target``, ``text_col``, ``label_col``, ``run_dir``, ``params``, ``seed``, ``engine``...).
     Rows follow the output contract of :mod:`cfaug.data.contract`; ``meta`` is a JSON string column.
 
     >>> import cfaug  # doctest: +SKIP
@@ -78,8 +44,16 @@ def augment(data: Any, method: str = "auto-cad", **kwargs: Any) -> Any:
 
     import datasets
 
-    kwargs.setdefault("progress", False)
-    summary, rows = run_augment(data, method, **kwargs)
+    options.setdefault("progress", False)
+    summary, rows = run_augment(data, method, **options)
     # column-wise, so that a run with nothing to write still has the contract's columns
     return datasets.Dataset.from_dict(
         {c: [json.dumps(r.get(c)) if c == "meta" else r.get(c) for r in rows] for c in summary.columns})
+
+
+def train(method: str, train_data: Any, output: str | Path, **options: Any) -> Path:
+    """Run a method's training stage on ``train_data`` and save the fitted model in ``output`` (a folder
+    ``cfaug augment --model`` and ``run_augment(..., model=...)`` accept). Options as for :func:`run_augment`."""
+    from cfaug.run.training_command import train_model
+
+    return train_model(method, train_data, output, **options).path

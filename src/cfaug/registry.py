@@ -1,15 +1,18 @@
-"""Registries of named, versioned components (methods, judges, LLM backends, metrics).
+"""Registries of named, versioned components (methods, judges, filters, importance methods, proposers,
+tasks, engines, LLM backends, metrics).
 
 Names carry a version (``auto-cad.v1``); looking up the bare name (``auto-cad``) gives the newest version,
-so a config written today keeps meaning the same thing after ``auto-cad.v2`` lands.
+so a config written today keeps meaning the same thing after ``auto-cad.v2`` lands. In config files a part
+is written as a mapping whose ``@<registry>`` key names it and whose other keys are its parameters, e.g.
+``{"@judges": "tfidf.v1", "data": "labelled.tsv"}`` (see :func:`spec_name`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 _VERSIONED = re.compile(r"^(?P<base>[a-z0-9][a-z0-9_-]*)\.v(?P<version>\d+)$")
@@ -69,3 +72,18 @@ class Registry(Generic[T]):
         except RegistryError:
             return False
         return True
+
+
+def spec_name(spec: str | Mapping[str, Any], kind: str) -> tuple[str, dict[str, Any]]:
+    """(name, parameters) of a part spec: a bare or versioned name, or a mapping with an ``@<kind>`` key
+    naming the part (``{"@judges": "tfidf.v1", "data": "x.tsv"}``). Keys with a value of None are
+    dropped, so shorthand options left unset fall back to the part's defaults."""
+    if isinstance(spec, str):
+        return spec, {}
+    if not isinstance(spec, Mapping):
+        raise RegistryError(f"a {kind} spec must be a name or a mapping with an '@{kind}' key, got {spec!r}")
+    key = f"@{kind}"
+    if key not in spec:
+        raise RegistryError(f"a {kind} spec needs an '@{kind}' key naming the part, got keys {sorted(spec)}")
+    params = {k: v for k, v in spec.items() if k != key and v is not None}
+    return str(spec[key]), params

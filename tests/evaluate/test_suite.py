@@ -54,7 +54,7 @@ def test_evaluate_names_every_setting(run_dir, judge_data, tiny_bert, tiny_gpt2)
 
 def test_judge_trained_on_the_generators_input_is_flagged(run_dir, judge_data):
     ps = load_pairs(run_dir)
-    from cfaug.run.manifest import hash_source
+    from cfaug.data.fingerprint import hash_source
 
     ps.run_config["input_hash"] = hash_source(judge_data)
     res = evaluate(ps, EvaluationConfig(judge=JudgeChoice(train_data=str(judge_data)), embedding=False,

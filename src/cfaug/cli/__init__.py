@@ -12,8 +12,10 @@ from cfaug import __version__
 #: Modules that provide subcommands, in the order ``cfaug --help`` lists them.
 COMMAND_MODULES = (
     "cfaug.cli.augment",
+    "cfaug.cli.train",
     "cfaug.cli.demo",
     "cfaug.cli.methods",
+    "cfaug.cli.parts",
     "cfaug.cli.prompts",
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",
@@ -44,13 +46,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
-    except CliError as exc:
+    except (CliError, *user_errors()) as exc:
         print(f"cfaug: error: {exc}", file=sys.stderr)
         return 2
 
 
 class CliError(Exception):
     """An error the user can fix; printed without a traceback."""
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors caused by the input or the options: printed as one line, exit code 2."""
+    from cfaug.config import ConfigError
+    from cfaug.data.io import DataError
+    from cfaug.data.labels import LabelError
+    from cfaug.data.schema import SchemaError
+    from cfaug.data.tasks import TaskError
+    from cfaug.registry import RegistryError
+    from cfaug.run.rundir import RunDirError
+
+    return (DataError, SchemaError, LabelError, TaskError, ConfigError, RegistryError, RunDirError,
+            FileNotFoundError)
 
 
 if __name__ == "__main__":  # pragma: no cover

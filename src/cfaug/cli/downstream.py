@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.data.tasks import TaskError, make_task
     from cfaug.evaluate.downstream import TrainCondition, load_labelled, markdown_table, run_downstream
     from cfaug.judges.models import ModelPathError
-    from cfaug.methods.base import MethodConfigError
+    from cfaug.config import ConfigError
     from cfaug.registry import RegistryError
 
     tests = [(n, f, "in-domain") for n, f in _named(args.in_domain, "--in-domain")]
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             if s.rejects:
                 log(f"{s.source}: {len(s.rejects)} rows skipped, first: {s.rejects[0].message()}")
         result = run_downstream(conditions, dev, test_sets, args.classifier, parse_params(args.param), seeds, log)
-    except (DataError, SchemaError, LabelError, TaskError, ModelPathError, MethodConfigError, RegistryError,
+    except (DataError, SchemaError, LabelError, TaskError, ModelPathError, ConfigError, RegistryError,
             ValueError) as exc:
         raise CliError(str(exc)) from exc
     out = Path(args.output)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
+
+from cfaug.config import describe_params
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("methods", help="list generation methods", description="List registered methods "
                        "with their versioned names, tasks and a one-line description.")
-    p.add_argument("-v", "--verbose", action="store_true", help="also list each method's parameters")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list each method's parameters and their documentation")
     p.set_defaults(func=run)
 
 
@@ -18,14 +19,9 @@ def run(args: argparse.Namespace) -> int:
 
     for entry in METHODS.entries():
         cls = entry.obj
-        print(f"{entry.name:<22} [{', '.join(cls.supported_tasks)}]  {entry.description}")
+        flags = [f"{cls.work_unit}s"] + (["trains"] if cls.trains else [])
+        print(f"{entry.name:<22} [{', '.join(cls.supported_tasks)}] ({', '.join(flags)})  {entry.description}")
         if args.verbose:
-            for f in dataclasses.fields(cls.Config):
-                if f.default is not dataclasses.MISSING:
-                    default = f.default
-                elif f.default_factory is not dataclasses.MISSING:
-                    default = f.default_factory()
-                else:
-                    default = "(required)"
-                print(f"    {f.name} = {default!r}")
+            for info in describe_params(cls.Config):
+                print(f"    {info.line()}")
     return 0

@@ -21,7 +21,7 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def load_config_file(path: str) -> dict[str, Any]:
     """Read a YAML or JSON config; keys are option names with '_' for '-' (e.g. ``text_col``)."""
     from cfaug.cli import CliError
-    from cfaug.config_file import ConfigFileError, read_mapping
+    from cfaug.config import ConfigFileError, read_mapping
 
     try:
         data = read_mapping(path)

@@ -161,8 +161,9 @@ def _iter_table(rows: Sequence[dict[str, Any]], columns: list[str]) -> tuple[lis
     return columns, ((i, dict(r)) for i, r in enumerate(rows, start=1))
 
 
-def _open_source(source: Any, fmt: str | None) -> tuple[str, list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
-    """Return (name for messages, columns, iterator of (row number, row dict or problem))."""
+def open_rows(source: Any, fmt: str | None) -> tuple[str, list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
+    """Rows of any supported source, before any column mapping: (name for messages, columns, iterator of
+    (row number, row dict or a problem string)). Used by every reader of user files."""
     try:
         import datasets as hf
     except ImportError:  # pragma: no cover - datasets is a dependency
@@ -234,7 +235,7 @@ def read_dataset(
     a malformed line become :class:`Reject` entries; the rest are returned as :class:`Record` objects.
     Whole-file problems (missing file, empty file, missing column) raise :class:`DataError`.
     """
-    name, columns, rows = _open_source(source, fmt)
+    name, columns, rows = open_rows(source, fmt)
     resolved = (schema or Schema()).resolve(columns, task, name)
     used = set(resolved.columns())
     extra = [c for c in columns if c not in used]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, STYLE_ALIASES, LabelSpace
 from cfaug.data.records import Record
+from cfaug.registry import Registry
 
 
 class TaskError(ValueError):
@@ -21,6 +22,9 @@ class Task:
     """
 
     name: str = "task"
+    #: the judge gives this task a number (how strongly a text shows a label) rather than only a label;
+    #: searches then maximise that number instead of minimising a 0/1 misalignment
+    scored: bool = False
     roles: tuple[str, ...] = ("text",)
     edit_roles: tuple[str, ...] = ("text",)
     label_space: LabelSpace = field(default_factory=lambda: LabelSpace(()))
@@ -40,6 +44,15 @@ class Task:
         """A phrase naming a label inside a prompt."""
         return label
 
+    def polarity(self, label: str | None) -> str | None:
+        """``positive`` / ``negative`` when the label carries a sentiment polarity, else None."""
+        return None
+
+    def describe(self) -> dict[str, object]:
+        """What identifies the task in configs and fingerprints."""
+        return {"name": self.name, "labels": list(self.label_space.labels), "roles": list(self.roles),
+                "edit_roles": list(self.edit_roles), "target": self.target}
+
 
 @dataclass
 class SentimentTask(Task):
@@ -49,6 +62,9 @@ class SentimentTask(Task):
     label_space: LabelSpace = field(
         default_factory=lambda: LabelSpace(("negative", "positive"), SENTIMENT_ALIASES)
     )
+
+    def polarity(self, label: str | None) -> str | None:
+        return label
 
 
 @dataclass
@@ -78,6 +94,13 @@ class RatingTask(Task):
 
     def describe_label(self, label: str) -> str:
         return f"{label} out of {self.levels[-1]}"
+
+    def polarity(self, label: str | None) -> str | None:
+        """The side of the middle rating (None for the middle itself)."""
+        if label is None:
+            return None
+        idx, mid = self.levels.index(label), (len(self.levels) - 1) / 2
+        return None if idx == mid else ("positive" if idx > mid else "negative")
 
 
 @dataclass
@@ -109,6 +132,7 @@ class StyleTask(Task):
     targets every other style."""
 
     name: str = "style"
+    scored: bool = True
     styles: tuple[str, ...] = ("informal", "formal")
     label_space: LabelSpace = field(init=False)
 
@@ -116,20 +140,29 @@ class StyleTask(Task):
         self.label_space = LabelSpace(self.styles, STYLE_ALIASES)
 
 
+#: task classes by versioned name; ``make_task`` builds them by bare name
+TASKS: Registry[type[Task]] = Registry("task")
+TASKS.register("sentiment.v1", "binary sentiment (negative/positive); the flip is the other label")(SentimentTask)
+TASKS.register("rating.v1", "ordered ratings (--levels); the flip mirrors the rating")(RatingTask)
+TASKS.register("nli.v1", "premise + hypothesis; every other relation; --edit-side picks the field")(NLITask)
+TASKS.register("style.v1", "style transfer (--levels names the styles); the judge scores style strength")(StyleTask)
+
+
 def make_task(name: str, *, target: str = "opposite", edit_side: str = "premise",
               levels: tuple[str, ...] | None = None) -> Task:
-    """Build a task by name: ``sentiment``, ``rating``, ``nli`` or ``style`` (``levels``: the style
-    names, default informal,formal)."""
-    if name == "sentiment":
-        task: Task = SentimentTask(target=target)
-    elif name == "rating":
-        task = RatingTask(target=target, levels=levels or ("1", "2", "3", "4", "5"))
-    elif name == "nli":
-        task = NLITask(target=target, edit_side=edit_side)
-    elif name == "style":
-        task = StyleTask(target=target, styles=levels or ("informal", "formal"))
-    else:
-        raise TaskError(f"unknown task {name!r}; choose sentiment, rating, nli or style")
+    """Build a registered task by name: ``sentiment``, ``rating`` (``levels``: the ratings, default
+    1..5), ``nli`` (``edit_side``) or ``style`` (``levels``: the style names, default informal,formal)."""
+    if name not in TASKS:
+        raise TaskError(f"unknown task {name!r}; choose {', '.join(sorted(e.name.split('.')[0] for e in TASKS.entries()))}")
+    cls = TASKS.get(name)
+    kwargs: dict[str, object] = {"target": target}
+    if cls is RatingTask:
+        kwargs["levels"] = levels or ("1", "2", "3", "4", "5")
+    elif cls is StyleTask:
+        kwargs["styles"] = levels or ("informal", "formal")
+    elif cls is NLITask:
+        kwargs["edit_side"] = edit_side
+    task: Task = cls(**kwargs)  # type: ignore[arg-type]
     if target != "opposite":
         task.label_space.canonical(target)  # fail early on an unknown target
     return task

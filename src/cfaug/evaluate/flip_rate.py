@@ -22,7 +22,7 @@ from cfaug.data.tasks import Task
 from cfaug.evaluate.pairs import CounterfactualPair
 from cfaug.evaluate.result import MetricResult
 from cfaug.judges.classifier import HFClassifierJudge, LabelJudge, TfidfLinearJudge, predict_labels
-from cfaug.run.manifest import hash_source
+from cfaug.data.fingerprint import hash_source
 
 NAME = "flip_rate"
 

@@ -109,9 +109,9 @@ ROW_KEY = "__cfaug_row__"
 def _raw_rows(source: Any, fmt: str | None) -> tuple[str, list[dict[str, Any]], list[Reject]]:
     """Rows of a file with their row numbers; several rows may share an id (one original, many
     counterfactuals), so row numbers, not an id column, identify a row here."""
-    from cfaug.data.io import _open_source  # the readers shared by every input path
+    from cfaug.data.io import open_rows  # the readers shared by every input path
 
-    name, _, it = _open_source(source, fmt)
+    name, _, it = open_rows(source, fmt)
     rows: list[dict[str, Any]] = []
     rejects: list[Reject] = []
     for n, row in it:

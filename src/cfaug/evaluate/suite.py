@@ -19,7 +19,7 @@ from cfaug.evaluate.ngram_lm import NgramLM
 from cfaug.evaluate.pairs import CounterfactualPair, PairSet
 from cfaug.evaluate.result import MetricResult
 from cfaug.evaluate.rouge import rouge
-from cfaug.run.manifest import versions
+from cfaug.data.fingerprint import versions
 
 ALL_METHODS = "(all)"
 

@@ -11,32 +11,18 @@ import os
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Union
+from typing import Any
 
 import numpy as np
 
+from cfaug.judges.base import JudgeInput, LabelJudge, predict_labels  # noqa: F401  (re-exported)
 from cfaug.judges.models import resolve_local_model, torch_device
 
-JudgeInput = Union[str, tuple[str, str]]
 PAIR_SEP = " [SEP] "
-
-
-class LabelJudge(Protocol):
-    name: str
-    labels: tuple[str, ...]
-
-    def predict_proba(self, inputs: Sequence[JudgeInput]) -> np.ndarray: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
 
 def as_text(x: JudgeInput) -> str:
     return x if isinstance(x, str) else PAIR_SEP.join(x)
-
-
-def predict_labels(judge: LabelJudge, inputs: Sequence[JudgeInput]) -> list[str]:
-    probs = judge.predict_proba(inputs)
-    return [judge.labels[i] for i in probs.argmax(axis=1)]
 
 
 class TfidfLinearJudge:
@@ -56,6 +42,7 @@ class TfidfLinearJudge:
         self._vec: Any = None
         self._clf: Any = None
         self._train_hash = ""
+        self.provenance: dict[str, Any] = {}  #: where the training data came from (file, hash, rows)
 
     @property
     def name(self) -> str:
@@ -107,7 +94,7 @@ class TfidfLinearJudge:
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.name, "C": self.C, "ngram_max": self.ngram_max, "min_df": self.min_df,
-                "seed": self.seed, "train_sha256": self._train_hash, "labels": list(self.labels)}
+                "seed": self.seed, "train_sha256": self._train_hash, "labels": list(self.labels), **self.provenance}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "wb") as fh:

@@ -36,12 +36,8 @@ def default_encoder_path() -> Path:
 
 
 def torch_device(device: str | None = None) -> str:
-    """``device`` if given, else ``cuda`` when available, else ``cpu``."""
-    if device:
-        return device
-    try:
-        import torch
+    """The torch device for ``device`` (``auto``/None, ``cpu``, ``cuda``, ``cuda:N``); see
+    :func:`cfaug.training.device.resolve_device`."""
+    from cfaug.training.device import resolve_device
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except ImportError:  # pragma: no cover
-        return "cpu"
+    return resolve_device(device)

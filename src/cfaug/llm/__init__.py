@@ -9,26 +9,24 @@ Quick use (inside a coroutine)::
     answer = await client.chat([{"role": "user", "content": "Say hi"}], max_tokens=20)
     await client.aclose(); client.close()
 
-Methods build on :class:`~cfaug.llm.method.LLMMethod`. Inside this package, modules import from each
+Methods build on :class:`cfaug.methods.llm_method.LLMMethod`. Inside this package, modules import from each
 other's modules, never from the package root.
 """
 
-import cfaug.methods  # noqa: F401  (first: methods import this package; see the module docstring)
 from cfaug.llm.backends import BACKENDS, Backend
 from cfaug.llm.cache import ResponseCache, default_cache_dir, fingerprint
 from cfaug.llm.client import LLMClient, create_client
 from cfaug.llm.errors import (BudgetExceeded, LLMConfigError, LLMError, LLMRequestError, LLMUnavailable,
                               ParseError, UnparsedAnswer)
 from cfaug.llm.ledger import PriceTable, UsageLedger
-from cfaug.llm.method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.llm.parsers import PARSERS, Parser, get_parser
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.templates import PROMPTS, Prompt, load_prompt
 from cfaug.llm.types import Completion, Message, Request
 
 __all__ = [
-    "BACKENDS", "Answer", "Backend", "BudgetExceeded", "Completion", "LLMClient", "LLMConfig", "LLMConfigError",
-    "LLMError", "LLMMethod", "LLMRequestError", "LLMSettings", "LLMUnavailable", "Message", "PARSERS", "PROMPTS",
+    "BACKENDS", "Backend", "BudgetExceeded", "Completion", "LLMClient", "LLMConfigError",
+    "LLMError", "LLMRequestError", "LLMSettings", "LLMUnavailable", "Message", "PARSERS", "PROMPTS",
     "ParseError", "Parser", "PriceTable", "Prompt", "Request", "ResponseCache", "UnparsedAnswer", "UsageLedger",
-    "create_client", "default_cache_dir", "fingerprint", "get_parser", "load_prompt", "task_variables",
+    "create_client", "default_cache_dir", "fingerprint", "get_parser", "load_prompt",
 ]

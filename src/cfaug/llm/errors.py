@@ -1,22 +1,16 @@
-"""Errors of the LLM layer, and how each one affects a run.
-
-The runner reads two class attributes: ``aborts_run`` (do not mark the item as failed; stop the whole run)
-and ``clean_stop`` (keep every result so far, write the output and summary, and say why the run stopped).
-Everything else fails only the item that raised it.
-"""
+"""Errors of the LLM layer, and how each one affects a run (``aborts_run`` and ``clean_stop``, see
+:mod:`cfaug.errors`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
+from cfaug.errors import CfaugError
 
 
-class LLMError(RuntimeError):
+class LLMError(CfaugError):
     """Base class of request-level failures."""
-
-    aborts_run = False
-    clean_stop = False
 
 
 class LLMRequestError(LLMError):
@@ -38,12 +32,9 @@ class BudgetExceeded(LLMError):
     clean_stop = True
 
 
-class LLMConfigError(MethodConfigError):
+class LLMConfigError(ConfigError):
     """The LLM settings are wrong (unknown backend, missing key, rejected key, unknown model). Stops the run
-    with an error message."""
-
-    aborts_run = True
-    clean_stop = False
+    with an error message, as every :class:`~cfaug.config.ConfigError` does."""
 
 
 class ParseError(ValueError):

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cfaug.config_file import ConfigFileError, read_mapping
+from cfaug.config import ConfigFileError, read_mapping
 from cfaug.llm.errors import BudgetExceeded, LLMConfigError
 from cfaug.llm.types import Completion, Request
 

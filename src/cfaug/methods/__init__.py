@@ -1,9 +1,18 @@
 """Generation methods. Importing this package registers every built-in method in :data:`METHODS`."""
 
-from cfaug.methods.base import METHODS, Method, MethodConfigError, build_config
+from cfaug.methods.base import METHODS, Method, Resources
 
 from cfaug.methods import auto_cad  # noqa: E402,F401  (registers auto-cad.v1)
 from cfaug.methods import zero_shot  # noqa: E402,F401  (registers zero-shot.v1)
 from cfaug.methods import compare_generate  # noqa: E402,F401  (registers few-shot, cot, self-refine, opro, compare-generate)
 
-__all__ = ["METHODS", "Method", "MethodConfigError", "build_config"]
+__all__ = ["METHODS", "Method", "Resources", "build_method"]
+
+
+def build_method(name: str, params: dict | None = None, seed: int = 0) -> Method:
+    """The registered method ``name`` (newest version for a bare name) configured with ``params``
+    (strings are converted and every value checked against its declaration)."""
+    from cfaug.config import build_config
+
+    cls = METHODS.get(name)
+    return cls(build_config(cls.Config, dict(params or {}), owner=cls.name), seed=seed)

@@ -1,50 +1,86 @@
 """The method protocol. A method turns work items (record + target label) into counterfactuals.
 
-Methods do no file I/O and no printing: the runner (:mod:`cfaug.run.runner`) feeds them batches,
-persists results and reports progress. CPU methods implement :meth:`Method.generate` over a batch;
-LLM methods set ``is_async = True`` and implement :meth:`Method.agenerate` for one item, which the runner
-calls concurrently.
+Methods do no file I/O of their own and no printing: the runner (:mod:`cfaug.run.runner`) feeds them,
+persists results and reports progress. The life of a method in a run:
+
+1. ``prepare(records, task, ctx)`` on the driver, once, when there is work to do: checks, clients,
+   anything cheap that depends on the input (an LLM method builds its client here).
+2. For methods that learn (``trains = True``): ``fit(train_records, task, ctx)`` writes the fitted model
+   into ``ctx.artifact_dir``, in a stage of its own; the run layer skips it when artifacts with the same
+   fingerprint exist.
+3. ``load(artifact_dir, task, ctx)`` in every process that generates (the driver, or each engine worker):
+   generation is stateless given the artifacts, so workers share them.
+4. ``generate(batch, task)`` (CPU methods, ``work_unit = "batch"``) or ``agenerate(item, task)`` (LLM
+   methods, ``work_unit = "item"``, run concurrently on an event loop).
+5. ``report()`` for the summary, then ``aclose()`` / ``close()``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
+from cfaug.config import config_dict, select_params
 from cfaug.data.records import Counterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.registry import Registry
+from cfaug.training.context import FitContext, StageContext
+
+WORK_UNITS = ("batch", "item")
 
 
-class MethodConfigError(ValueError):
-    """A method parameter is unknown or has a value of the wrong kind."""
+@dataclass(frozen=True)
+class Resources:
+    """What one generating worker of a method needs: CPU cores, GPUs (fractions allowed, as in Ray) and
+    memory. Engines size their pools from it; a method that can use a GPU sets ``gpus`` and the engine
+    asks for one only when ``--device`` resolves to CUDA."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_mb: int = 1024
 
 
 class Method:
     """Base class of every generation method.
 
-    Subclasses set ``name`` (versioned registry name), ``Config`` (a dataclass of parameters with
-    defaults) and ``supported_tasks``, and implement ``generate`` or ``agenerate``.
+    Subclasses set ``name`` (versioned registry name), ``Config`` (a dataclass of :func:`~cfaug.config.param`
+    fields) and ``supported_tasks``, and implement ``generate`` or ``agenerate``.
     """
 
     name: ClassVar[str] = "method.v0"
     Config: ClassVar[type] = type("Config", (), {})
     supported_tasks: ClassVar[tuple[str, ...]] = ("sentiment",)
-    is_async: ClassVar[bool] = False
-    batch_size: ClassVar[int] = 32
+    #: ``"batch"``: ``generate`` over a list of items (CPU methods, run by engines); ``"item"``:
+    #: ``agenerate`` one item at a time, concurrently (LLM methods)
+    work_unit: ClassVar[str] = "batch"
+    #: whether the method has a training stage (``fit`` / ``load``)
+    trains: ClassVar[bool] = False
+    #: what one generating worker needs
+    resources: ClassVar[Resources] = Resources()
+    #: items per ``generate`` call when the run does not set ``--batch-size``
+    default_batch_size: ClassVar[int] = 32
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         self.config = config if config is not None else self.Config()
         self.seed = seed
 
     # -- lifecycle -------------------------------------------------------------------------------------
-    def prepare(self, records: Sequence[Record], task: Task) -> dict[str, Any]:
-        """Called once with every valid input record before generation (e.g. to train a classifier).
-        Returns facts worth recording in the run manifest."""
+    def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
+        """Driver-side set-up before generation. Returns facts worth recording in the run manifest."""
         self.check_task(task)
         return {}
+
+    def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
+        """Train on ``records`` and write the fitted model into ``ctx.artifact_dir``. Returns facts about
+        the training (sizes, scores) kept in ``artifact.json``. Only called when ``trains`` is True."""
+        raise NotImplementedError(f"{self.name} has no training stage")
+
+    def load(self, artifact_dir: Path, task: Task, ctx: StageContext) -> dict[str, Any]:
+        """Load what :meth:`fit` wrote. Called in every process that generates."""
+        raise NotImplementedError(f"{self.name} has no training stage")
 
     def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
         """Counterfactuals for each item (one list per item, possibly empty)."""
@@ -56,64 +92,38 @@ class Method:
 
     def identity_params(self) -> dict[str, Any]:
         """The parameters that decide what the method produces; a run directory holding results made
-        with other values refuses to resume. Settings that only change speed or cost may be left out."""
-        return config_dict(self.config)
+        with other values refuses to resume. Parameters declared ``identity=False`` are left out."""
+        return select_params(self.config, identity=True)
+
+    def fit_params(self) -> dict[str, Any]:
+        """The parameters that change what :meth:`fit` learns (declared ``fit=True``): part of the
+        artifact fingerprint."""
+        return select_params(self.config, fit=True)
 
     def report(self) -> dict[str, Any]:
         """Figures for the run summary (e.g. LLM usage); empty by default."""
         return {}
 
+    async def aclose(self) -> None:
+        """Release async resources (HTTP sessions), on the event loop that used them."""
+
     def close(self) -> None:
-        """Release resources (HTTP sessions, models)."""
+        """Release resources (models, clients)."""
 
     # -- helpers ---------------------------------------------------------------------------------------
     def check_task(self, task: Task) -> None:
+        from cfaug.config import ConfigError
+
         if task.name not in self.supported_tasks:
-            raise MethodConfigError(f"method {self.name} supports tasks {', '.join(self.supported_tasks)}, not {task.name!r}")
+            raise ConfigError(f"method {self.name} supports tasks {', '.join(self.supported_tasks)}, not {task.name!r}")
 
     def item_seed(self, item: WorkItem) -> int:
         """A seed that depends only on the run seed and the item, so results do not depend on batching,
-        order or resumption."""
+        order, workers or resumption."""
         digest = hashlib.sha256(f"{self.seed}\0{item.key}".encode()).digest()
         return int.from_bytes(digest[:8], "little")
 
 
 METHODS: Registry[type[Method]] = Registry("method")
 
-
-def build_config(cls: type[Method], params: Mapping[str, Any]) -> Any:
-    """Build ``cls.Config`` from ``params``, converting strings from the command line to field types."""
-    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
-    unknown = sorted(set(params) - set(fields))
-    if unknown:
-        raise MethodConfigError(
-            f"unknown parameter(s) for {cls.name}: {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
-    kwargs = {k: _coerce(k, v, fields[k]) for k, v in params.items()}
-    return cls.Config(**kwargs)
-
-
-def _coerce(name: str, value: Any, f: dataclasses.Field) -> Any:
-    if not isinstance(value, str):
-        return value
-    default = f.default if f.default is not dataclasses.MISSING else None
-    typ = str(f.type)
-    try:
-        if isinstance(default, bool) or typ.startswith("bool"):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if isinstance(default, int) or typ.startswith("int"):
-            return int(value)
-        if isinstance(default, float) or typ.startswith("float"):
-            return float(value)
-    except ValueError:
-        raise MethodConfigError(f"parameter {name}: cannot read {value!r} as {typ}") from None
-    if value.lower() in ("none", "null") and "None" in typ:
-        return None
-    return value
-
-
-def config_dict(config: Any) -> dict[str, Any]:
-    return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else {}
+__all__ = ["METHODS", "Method", "Resources", "WORK_UNITS", "config_dict"]

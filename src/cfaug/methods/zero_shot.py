@@ -16,7 +16,8 @@ from typing import Any
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.llm.method import LLMConfig, LLMMethod, task_variables
+from cfaug.training.context import StageContext
+from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.methods.base import METHODS
 
 
@@ -31,8 +32,8 @@ class ZeroShot(LLMMethod):
 
         samples: int = 1
 
-    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
-        facts = super().prepare(records, task)
+    def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
+        facts = super().prepare(records, task, ctx)
         if self.config.samples < 1:
             from cfaug.llm.errors import LLMConfigError
 

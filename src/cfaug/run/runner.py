@@ -1,10 +1,14 @@
-"""The runner: read, reject, prepare the method, generate (batched or concurrent), append results to the
-run directory as they finish, show progress, write the output and a summary."""
+"""The runner, in five steps: **read** the input (rejecting bad rows), **plan** the work items and what is
+already done, **execute** the pending ones (training or loading the method first, then an engine for batch
+methods or the event loop for LLM methods, appending each finished item to the run directory), **collect**
+the finished lines in input order, and **write** the output, manifest and summary.
+
+A rerun of a finished run reads, plans and collects: it neither trains nor loads the method.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -14,14 +18,24 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from cfaug.data.contract import counterfactual_row, output_columns
-from cfaug.data.io import DEFAULT_MAX_CHARS, DataError, Dataset, read_dataset, write_rows
-from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.config import ConfigError
+from cfaug.data.contract import output_columns
+from cfaug.data.fingerprint import hash_source, versions
+from cfaug.data.io import DataError, Dataset, read_dataset, write_rows
+from cfaug.data.records import WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS, Method, build_config
-from cfaug.run.manifest import hash_source, versions
+from cfaug.errors import CfaugError
+from cfaug.methods import build_method
+from cfaug.methods.base import Method
+from cfaug.run.engines import Job, make_engine
+from cfaug.run.options import RunOptions
+from cfaug.run.results import result_line
 from cfaug.run.rundir import RunDir
+from cfaug.run.training import Fitted, fit_or_load, read_model
+from cfaug.training.context import StageContext
+from cfaug.training.device import resolve_device
+from cfaug.training.store import ArtifactStore
 
 
 @dataclass
@@ -69,129 +83,224 @@ class RunSummary:
 
 
 @dataclass
-class RunOptions:
-    method: str = "auto-cad"
-    params: dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
-    keep_failed: bool = False
-    max_chars: int = DEFAULT_MAX_CHARS
-    input_format: str | None = None
-    output_format: str | None = None
-    overwrite: bool = False
-    progress: bool = True
-    limit: int | None = None
-    retry_failed: bool = False
+class Plan:
+    """What a run will do: every work item, the ones still to run, and the lines already finished."""
+
+    items: list[WorkItem]
+    pending: list[WorkItem]
+    done: dict[str, dict[str, Any]]
 
 
-def build_method(name: str, params: dict[str, Any], seed: int) -> Method:
-    import cfaug.methods  # noqa: F401  (registers the built-in methods)
+def make_task_from(options: RunOptions) -> Task:
+    from cfaug.data.tasks import make_task
 
-    cls = METHODS.get(name)
-    return cls(build_config(cls, params), seed=seed)
+    levels = options.levels if isinstance(options.levels, tuple) else options.levels_tuple()
+    return make_task(options.task, target=options.target, edit_side=options.edit_side, levels=levels)
 
 
-def run(
-    source: Any,
-    task: Task,
-    schema: Schema | None,
-    run_dir: str | Path,
-    options: RunOptions,
-    output: str | Path | None = None,
-    log: Callable[[str], None] | None = None,
-) -> tuple[RunSummary, list[dict[str, Any]]]:
-    """Run a method over ``source`` and return the summary and the output rows (also written to
+def make_schema(options: RunOptions) -> Schema:
+    text_cols = {role: col for role, col in (("text", options.text_col), ("premise", options.premise_col),
+                                              ("hypothesis", options.hypothesis_col)) if col}
+    return Schema(text_cols=text_cols, label_col=options.label_col, id_col=options.id_col)
+
+
+def method_for(options: RunOptions) -> tuple[Method, dict[str, Any] | None]:
+    """The configured method; with ``--model``, its method and training parameters come from the model
+    folder (a parameter given again must agree with it)."""
+    if not options.model:
+        return build_method(options.method or "auto-cad", options.params, options.seed), None
+    info = read_model(options.model)
+    from cfaug.methods import METHODS
+
+    if options.method and METHODS.resolve(options.method) != info.method:
+        raise ConfigError(f"--model {options.model} was trained for {info.method}, not {options.method}")
+    clash = {k for k, v in options.params.items() if k in info.fit_params and str(v) != str(info.fit_params[k])}
+    if clash:
+        raise ConfigError(f"--model {options.model} was trained with other values of {', '.join(sorted(clash))}; "
+                          "train a new model or drop those parameters")
+    return build_method(info.method, {**info.fit_params, **options.params}, options.seed), asdict(info)
+
+
+class Runner:
+    """One run of a method over a source; see the module docstring for its steps."""
+
+    def __init__(self, source: Any, options: RunOptions, output: str | Path | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        self.source, self.options, self.output = source, options, output
+        self.log = log or (lambda msg: print(msg, file=sys.stderr))
+        self.start = time.perf_counter()
+        self.task = make_task_from(options)
+        self.schema = make_schema(options)
+        self.method, self.model_info = method_for(options)
+        if not options.run_dir:
+            raise ConfigError("a run needs a run directory")
+        self.rd = RunDir(options.run_dir)
+        self.facts: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
+
+    # -- 1. read ---------------------------------------------------------------------------------------
+    def read(self) -> Dataset:
+        o = self.options
+        data = read_dataset(self.source, self.task, self.schema, fmt=o.input_format, max_chars=o.max_chars)
+        config = {
+            "method": self.method.name,
+            "params": self.method.identity_params(),
+            "task": {"name": self.task.name, "target": self.task.target, "edit_roles": list(self.task.edit_roles)},
+            "schema": asdict(data.schema),
+            "seed": o.seed,
+            "input": data.source,
+            "input_hash": hash_source(self.source),
+            "max_chars": o.max_chars,
+            "limit": o.limit,
+            "train_data": o.train_data and {"path": str(o.train_data), "hash": hash_source(o.train_data)},
+            "model": self.model_info and {"path": str(o.model), "fingerprint": self.model_info["fingerprint"]},
+        }
+        self.config = config
+        self.rd.open(config, overwrite=o.overwrite)
+        self.rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
+        for r in data.rejects[:20]:
+            self.log(f"rejected: {r.message()}")
+        if len(data.rejects) > 20:
+            self.log(f"... and {len(data.rejects) - 20} more rejected rows (see {self.rd.path / 'rejects.jsonl'})")
+        if not data.records:
+            raise DataError(f"{data.source}: no usable rows; all {data.rows_read} were rejected "
+                            f"(see {self.rd.path / 'rejects.jsonl'})")
+        return data
+
+    # -- 2. plan ---------------------------------------------------------------------------------------
+    def plan(self, data: Dataset) -> Plan:
+        o = self.options
+        records = data.records[: o.limit] if o.limit else data.records
+        items = [WorkItem(r, t) for r in records for t in self.task.targets(r)]
+        done = self.rd.finished()
+        pending = [it for it in items if it.key not in done
+                   or (o.retry_failed and done[it.key].get("status") == "error")]
+        return Plan(items, pending, done)
+
+    # -- 3. execute ------------------------------------------------------------------------------------
+    def execute(self, data: Dataset, plan: Plan) -> None:
+        """Train or load the method, then run the pending items, appending each finished line."""
+        o = self.options
+        ctx = StageContext(device=resolve_device(o.device), seed=o.seed, progress=o.progress, log=self.log,
+                           concurrency=o.concurrency)
+        records = data.records[: o.limit] if o.limit else data.records
+        self.facts.update(self.method.prepare(records, self.task, ctx) or {})
+        fitted = self.fit(data, ctx) if self.method.trains else None
+        if fitted is not None:
+            self.facts["training"] = fitted.facts()
+        bar = tqdm(total=len(plan.items), initial=len(plan.items) - len(plan.pending), desc=self.method.name,
+                   unit="item", disable=not o.progress, file=sys.stderr)
+        try:
+            with self.rd.appender() as out:
+                def on_line(line: dict[str, Any]) -> None:
+                    out.append(line)
+                    plan.done[line["key"]] = line
+                    bar.update(1)
+
+                if self.method.work_unit == "item":
+                    if fitted is not None:
+                        self.facts.update(self.method.load(fitted.path, self.task, ctx) or {})
+                    self._execute_items(plan.pending, on_line)
+                else:
+                    self._execute_batches(plan.pending, fitted, ctx, on_line)
+        finally:
+            bar.close()
+            self.extra.update(self.method.report() or {})
+            self.method.close()
+
+    def fit(self, data: Dataset, ctx: StageContext) -> Fitted:
+        o = self.options
+        if o.model:
+            from cfaug.training.store import ArtifactInfo
+
+            path = Path(o.model).expanduser()
+            return Fitted(path, ArtifactInfo.read(path), False, 0.0)
+        if o.train_data:
+            train = read_dataset(o.train_data, self.task, self.schema, max_chars=o.max_chars)
+            if train.rejects:
+                self.log(f"training data: {len(train.rejects)} row(s) rejected, e.g. {train.rejects[0].message()}")
+            records, source = train.records, str(o.train_data)
+        else:
+            records, source = data.records, f"the input ({data.source})"
+        return fit_or_load(self.method, self.task, records, source, ctx, ArtifactStore(o.model_store))
+
+    def _execute_batches(self, pending: Sequence[WorkItem], fitted: Fitted | None, ctx: StageContext,
+                         on_line: Callable[[dict[str, Any]], None]) -> None:
+        if not pending:
+            return
+        o = self.options
+        bs = o.batch_size or self.method.default_batch_size
+        batches = [list(pending[i: i + bs]) for i in range(0, len(pending), bs)]
+        job = Job(self.method.name, dict(self.options.params if not self.model_info else
+                                         {**self.model_info["fit_params"], **self.options.params}),
+                  o.seed, self.task, self.schema, str(fitted.path) if fitted else None, ctx.device,
+                  self.method.resources)
+        engine = make_engine(o.engine, workers=o.workers, ray_address=o.ray_address)
+        self.facts["engine"] = engine.execute(job, batches, on_line)
+        self.facts["batch_size"] = bs
+
+    def _execute_items(self, pending: Sequence[WorkItem], on_line: Callable[[dict[str, Any]], None]) -> None:
+        def finish(item: WorkItem, cfs: Any, error: str | None = None, details: dict[str, Any] | None = None) -> None:
+            on_line(result_line(item, cfs, self.schema, self.task, error=error, details=details))
+
+        try:
+            asyncio.run(_run_async(self.method, pending, self.task, finish, self.options.concurrency or 16))
+        except CfaugError as exc:  # a clean stop (budget spent, LLM unreachable) keeps results
+            if not exc.clean_stop:
+                raise
+            self.extra["stopped"] = f"{type(exc).__name__}: {exc}"
+            self.log(f"stopped early: {self.extra['stopped']}; rerun the same command to resume")
+
+    # -- 4. collect and 5. write -----------------------------------------------------------------------
+    def collect(self, data: Dataset, plan: Plan) -> tuple[list[dict[str, Any]], RunSummary]:
+        rows, summary = _collect(plan.items, plan.done, self.options.keep_failed)
+        summary.rows_read = data.rows_read
+        summary.rows_rejected = len(data.rejects)
+        summary.items_resumed = len(plan.items) - len(plan.pending)
+        summary.run_dir = str(self.rd.path)
+        summary.rejects_file = str(self.rd.path / "rejects.jsonl")
+        summary.extra = self.extra
+        summary.columns = output_columns(data.schema, data.extra_columns)
+        return rows, summary
+
+    def write(self, data: Dataset, rows: list[dict[str, Any]], summary: RunSummary, manifest: dict[str, Any]) -> None:
+        if self.output is not None:
+            write_rows(rows, self.output, self.options.output_format, columns=summary.columns)
+            summary.output = str(self.output)
+        summary.seconds = time.perf_counter() - self.start
+        summary.peak_memory_mb = _peak_memory_mb()
+        manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        manifest["summary"] = asdict(summary)
+        self.rd.write_json("manifest.json", manifest)
+        self.rd.write_json("summary.json", asdict(summary))
+
+    def run(self) -> tuple[RunSummary, list[dict[str, Any]]]:
+        data = self.read()
+        plan = self.plan(data)
+        manifest: dict[str, Any] = {
+            "versions": versions(), "seed": self.options.seed, "input": data.source,
+            "input_hash": self.config["input_hash"], "method": self.method.name, "command": sys.argv,
+            "options": {k: v for k, v in asdict(self.options).items() if k != "params"},
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        if plan.pending:
+            self.rd.write_json("manifest.json", {**manifest, "method_facts": {}})
+            self.execute(data, plan)
+            manifest["method_facts"] = self.facts
+        else:
+            previous = self.rd.read_json("manifest.json") if (self.rd.path / "manifest.json").exists() else {}
+            manifest["method_facts"] = previous.get("method_facts", {})
+            self.method.close()
+        rows, summary = self.collect(data, plan)
+        self.write(data, rows, summary, manifest)
+        return summary, rows
+
+
+def run(source: Any, options: RunOptions, output: str | Path | None = None,
+        log: Callable[[str], None] | None = None) -> tuple[RunSummary, list[dict[str, Any]]]:
+    """Run ``options.method`` over ``source``; returns the summary and the output rows (also written to
     ``output`` when given)."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
-    start = time.perf_counter()
-    data = read_dataset(source, task, schema, fmt=options.input_format, max_chars=options.max_chars)
-    method = build_method(options.method, options.params, options.seed)
-    rd = RunDir(run_dir)
-    config = {
-        "method": method.name,
-        "params": method.identity_params(),
-        "task": {"name": task.name, "target": task.target, "edit_roles": list(task.edit_roles)},
-        "schema": asdict(data.schema),
-        "seed": options.seed,
-        "input": data.source,
-        "input_hash": hash_source(source),
-        "max_chars": options.max_chars,
-        "limit": options.limit,
-    }
-    rd.open(config, overwrite=options.overwrite)
-    rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
-    for r in data.rejects[:20]:
-        log(f"rejected: {r.message()}")
-    if len(data.rejects) > 20:
-        log(f"... and {len(data.rejects) - 20} more rejected rows (see {rd.path / 'rejects.jsonl'})")
-    if not data.records:
-        raise DataError(f"{data.source}: no usable rows; all {data.rows_read} were rejected "
-                        f"(see {rd.path / 'rejects.jsonl'})")
-
-    records = data.records[: options.limit] if options.limit else data.records
-    facts = method.prepare(records, task)
-    items = [WorkItem(r, t) for r in records for t in task.targets(r)]
-    done = rd.finished()
-    pending = [it for it in items if it.key not in done
-               or (options.retry_failed and done[it.key].get("status") == "error")]
-    manifest = {
-        "versions": versions(),
-        "seed": options.seed,
-        "input": data.source,
-        "input_hash": config["input_hash"],
-        "method": method.name,
-        "method_facts": facts,
-        "command": sys.argv,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    rd.write_json("manifest.json", manifest)
-
-    stopped: str | None = None
-    bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=method.name, unit="item",
-               disable=not options.progress, file=sys.stderr)
-    try:
-        with rd.appender() as out:
-            def finish(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None = None,
-                       details: dict[str, Any] | None = None) -> None:
-                line = _result_line(item, cfs, error, data, task, details)
-                out.append(line)
-                done[item.key] = line
-                bar.update(1)
-
-            if method.is_async:
-                try:
-                    asyncio.run(_run_async(method, pending, task, finish))
-                except Exception as exc:  # noqa: BLE001 - a clean stop (budget spent, LLM unreachable) keeps results
-                    if not getattr(exc, "clean_stop", False):
-                        raise
-                    stopped = f"{type(exc).__name__}: {exc}"
-                    log(f"stopped early: {stopped}; rerun the same command to resume")
-            else:
-                _run_batched(method, pending, task, finish)
-    finally:
-        bar.close()
-        extra = method.report() if hasattr(method, "report") else {}
-        method.close()
-
-    rows, summary = _collect(items, done, options.keep_failed)
-    summary.rows_read = data.rows_read
-    summary.rows_rejected = len(data.rejects)
-    summary.items_resumed = len(items) - len(pending)
-    summary.seconds = time.perf_counter() - start
-    summary.peak_memory_mb = _peak_memory_mb()
-    summary.run_dir = str(rd.path)
-    summary.rejects_file = str(rd.path / "rejects.jsonl")
-    summary.extra = extra or {}
-    if stopped:
-        summary.extra["stopped"] = stopped
-    summary.columns = output_columns(data.schema, data.extra_columns)
-    if output is not None:
-        write_rows(rows, output, options.output_format, columns=summary.columns)
-        summary.output = str(output)
-    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    manifest["summary"] = asdict(summary)
-    rd.write_json("manifest.json", manifest)
-    rd.write_json("summary.json", asdict(summary))
-    return summary, rows
+    return Runner(source, options, output, log).run()
 
 
 def _peak_memory_mb() -> float:
@@ -211,63 +320,16 @@ def _peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _result_line(item: WorkItem, cfs: list[Counterfactual] | None, error: str | None, data: Dataset,
-                 task: Task, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    if error is not None:
-        line: dict[str, Any] = {
-            "key": item.key, "source_id": item.record.id, "target": item.target, "status": "error",
-            "error": error, "counterfactuals": []}
-        if details:
-            line["details"] = details
-        return line
-    rows = []
-    for cf in cfs or []:
-        row = counterfactual_row(cf, data.schema, task)
-        row["meta"] = json.loads(json.dumps(cf.meta, default=_jsonable))
-        rows.append(row)
-    status = "ok" if any(cf.passed for cf in cfs or []) else "no_counterfactual"
-    return {"key": item.key, "source_id": item.record.id, "target": item.target, "status": status,
-            "counterfactuals": rows}
+def _aborts(exc: BaseException) -> bool:
+    """Errors that stop the whole run instead of failing one item."""
+    return isinstance(exc, ConfigError) or (isinstance(exc, CfaugError) and exc.aborts_run)
 
 
-def _jsonable(obj: Any) -> Any:
-    if hasattr(obj, "item"):
-        return obj.item()
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    return str(obj)
-
-
-def _run_batched(method: Method, pending: Sequence[WorkItem], task: Task,
-                 finish: Callable[..., None]) -> None:
-    bs = max(1, method.batch_size)
-    for i in range(0, len(pending), bs):
-        batch = pending[i: i + bs]
-        try:
-            results = method.generate(batch, task)
-        except Exception as exc:  # noqa: BLE001 - fall back to one by one to isolate the bad item
-            if len(batch) == 1:
-                finish(batch[0], None, f"{type(exc).__name__}: {exc}")
-                continue
-            results = []
-            for it in batch:
-                try:
-                    results.append(method.generate([it], task)[0])
-                except Exception as exc2:  # noqa: BLE001
-                    results.append(exc2)
-        for it, res in zip(batch, results):
-            if isinstance(res, Exception):
-                finish(it, None, f"{type(res).__name__}: {res}")
-            else:
-                finish(it, res)
-
-
-async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
-                     finish: Callable[..., None]) -> None:
-    """Run ``agenerate`` concurrently; the method's own LLM layer bounds real concurrency, the window
-    here only bounds how many coroutines exist at once."""
-    window = max(1, int(getattr(method, "concurrency", 64)) * 2)
-    queue = iter(pending)
+async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, finish: Callable[..., None],
+                     concurrency: int) -> None:
+    """Run ``agenerate`` concurrently; the method's LLM layer bounds real concurrency, the window here
+    only bounds how many coroutines exist at once."""
+    window = max(1, concurrency * 2)
 
     async def one(item: WorkItem) -> None:
         try:
@@ -275,7 +337,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001
-            if getattr(exc, "aborts_run", False) or type(exc).__name__ == "BudgetExceeded":
+            if _aborts(exc):
                 raise
             finish(item, None, f"{type(exc).__name__}: {exc}", getattr(exc, "details", None))
             return
@@ -283,7 +345,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
 
     running: set[asyncio.Task[None]] = set()
     try:
-        for item in queue:
+        for item in pending:
             running.add(asyncio.ensure_future(one(item)))
             if len(running) >= window:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -296,9 +358,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task,
             t.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
-        aclose = getattr(method, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await method.aclose()
 
 
 def _raise_first(finished: set[asyncio.Task[None]]) -> None:

@@ -1,7 +1,7 @@
 import pytest
 
 from cfaug.evaluate.downstream.classifiers import accuracy, build_classifier
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.registry import RegistryError
 
 
@@ -18,7 +18,7 @@ def test_grid_search_learns_the_toy_task(toy_data):
 def test_unknown_classifier_or_parameter():
     with pytest.raises(RegistryError):
         build_classifier("naive-bayes")
-    with pytest.raises(MethodConfigError, match="unknown parameter"):
+    with pytest.raises(ConfigError, match="unknown parameter"):
         build_classifier("tfidf-svm", {"gamma": "1"})
 
 

@@ -19,7 +19,7 @@ from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.text import apply_edits, tokenize
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 
 LEX = load_lexicon()
 
@@ -237,15 +237,15 @@ def test_removing_a_word():
     ({"variants": ""}, "variants must be a subset of rm,rep"),
 ])
 def test_bad_parameters(params, message):
-    with pytest.raises(MethodConfigError, match=message):
+    with pytest.raises(ConfigError, match=message):
         AutoCAD(AutoCADConfig(**params))
 
 
 def test_unsupported_task_and_single_label_input(records):
-    with pytest.raises(MethodConfigError, match="supports tasks sentiment, rating, not 'nli'"):
+    with pytest.raises(ConfigError, match="supports tasks sentiment, rating, not 'nli'"):
         AutoCAD().prepare(records, make_task("nli"))
     positives = [r for r in records if r.label == "positive"]
-    with pytest.raises(MethodConfigError, match="needs both labels"):
+    with pytest.raises(ConfigError, match="needs both labels"):
         AutoCAD().prepare(positives, make_task("sentiment"))
 
 
@@ -301,5 +301,5 @@ def test_removal_and_replacement_giving_the_same_text_count_once(hf_results):
 
 def test_classifier_labels_must_be_task_labels(records, task, tiny_classifier_dir):
     cfg = AutoCADConfig(classifier=str(tiny_classifier_dir), classifier_labels="neg,pos", device="cpu", min_similarity=0)
-    with pytest.raises(MethodConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
+    with pytest.raises(ConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
         AutoCAD(cfg).prepare(records, task)

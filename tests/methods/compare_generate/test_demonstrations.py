@@ -6,7 +6,7 @@ import pytest
 
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import make_task
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.demonstrations import DemoPool, builtin_demos, edit_spans, load_demos
 
 
@@ -30,18 +30,18 @@ def test_originals_and_revisions_matched_by_the_unedited_sentence(fixtures):
         assert d.fields["premise"] != d.revised
     hyp = make_task("nli", edit_side="hypothesis")
     assert len(load_demos(fixtures / "snli_original.tsv", hyp, fixtures / "snli_revised_hypothesis.tsv")) == 12
-    with pytest.raises(MethodConfigError, match="snli_revised_premise.tsv: no demonstration pairs found; 6 revised row"):
+    with pytest.raises(ConfigError, match="snli_revised_premise.tsv: no demonstration pairs found; 6 revised row"):
         load_demos(fixtures / "snli_original.tsv", hyp, fixtures / "snli_revised_premise.tsv")
 
 
 def test_bad_demonstration_files_are_explained(fixtures, tmp_path):
-    with pytest.raises(MethodConfigError, match=r"snli_original.tsv: a paired demonstration file needs a pair id"):
+    with pytest.raises(ConfigError, match=r"snli_original.tsv: a paired demonstration file needs a pair id"):
         load_demos(fixtures / "snli_original.tsv", make_task("nli"))
-    with pytest.raises(MethodConfigError, match="demos: .*no such file"):
+    with pytest.raises(ConfigError, match="demos: .*no such file"):
         load_demos(tmp_path / "missing.tsv", make_task("sentiment"))
     same = tmp_path / "same.tsv"
     same.write_text("text\tlabel\tbatch_id\nGood.\tpositive\t1\nFine.\tpositive\t1\n", encoding="utf-8")
-    with pytest.raises(MethodConfigError, match="same.tsv: no demonstration pairs found"):
+    with pytest.raises(ConfigError, match="same.tsv: no demonstration pairs found"):
         load_demos(same, make_task("sentiment"))
 
 
@@ -55,7 +55,7 @@ def test_built_in_sets_cover_each_task_and_edit_side():
     for d in premise + hypothesis:
         other = "hypothesis" if d.role == "premise" else "premise"
         assert d.fields[other] and d.revised != d.original
-    with pytest.raises(MethodConfigError, match="no built-in demonstrations for task 'rating'"):
+    with pytest.raises(ConfigError, match="no built-in demonstrations for task 'rating'"):
         builtin_demos(make_task("rating"))
 
 
@@ -93,9 +93,9 @@ def test_similar_selection_picks_the_closest_originals(fixtures, sentence_encode
 
 def test_pool_parameters_are_checked():
     task = make_task("sentiment")
-    with pytest.raises(MethodConfigError, match="demo_selection must be one of seeded, similar"):
+    with pytest.raises(ConfigError, match="demo_selection must be one of seeded, similar"):
         DemoPool(builtin_demos(task), task, k=2, selection="best")
-    with pytest.raises(MethodConfigError, match="n_demos must be at least 1"):
+    with pytest.raises(ConfigError, match="n_demos must be at least 1"):
         DemoPool(builtin_demos(task), task, k=0)
 
 

@@ -8,7 +8,7 @@ from cfaug.data.tasks import make_task
 from cfaug.judges.classifier import TfidfLinearJudge
 from cfaug.llm.errors import ParseError
 from cfaug.llm.parsers import get_parser
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.judges import LocalJudge, build_judge
 
 STYLE_TRAIN = [("gonna be late lol", "informal"), ("u coming 2nite?", "informal"), ("thx, ur the best", "informal"),
@@ -43,23 +43,23 @@ def test_hf_judge_by_local_path(tiny_classifier_dir):
     judge = build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir))  # type: ignore[arg-type]
     assert judge.predict({"text": "a great film"}, "negative").label in ("negative", "positive")
     assert judge.describe()["path"] == str(tiny_classifier_dir)
-    with pytest.raises(MethodConfigError, match=r"judge labels \['neg', 'pos'\] are not labels of task sentiment"):
+    with pytest.raises(ConfigError, match=r"judge labels \['neg', 'pos'\] are not labels of task sentiment"):
         build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir), labels="neg,pos")  # type: ignore[arg-type]
 
 
 def test_judge_parameters_are_checked(tmp_path):
     task = make_task("sentiment")
-    with pytest.raises(MethodConfigError, match="judge must be one of llm, tfidf, hf"):
+    with pytest.raises(ConfigError, match="judge must be one of llm, tfidf, hf"):
         build_judge("svm", None, task)  # type: ignore[arg-type]
-    with pytest.raises(MethodConfigError, match="judge=tfidf needs judge_data=PATH"):
+    with pytest.raises(ConfigError, match="judge=tfidf needs judge_data=PATH"):
         build_judge("tfidf", None, task)  # type: ignore[arg-type]
-    with pytest.raises(MethodConfigError, match="judge=hf needs judge_model=PATH"):
+    with pytest.raises(ConfigError, match="judge=hf needs judge_model=PATH"):
         build_judge("hf", None, task)  # type: ignore[arg-type]
-    with pytest.raises(MethodConfigError, match="judge_model: classifier 'org/model' is not a local folder"):
+    with pytest.raises(ConfigError, match="judge_model: classifier 'org/model' is not a local folder"):
         build_judge("hf", None, task, model="org/model")  # type: ignore[arg-type]
     one = tmp_path / "one.tsv"
     one.write_text("text\tlabel\nfine\tpositive\ngood\tpositive\n", encoding="utf-8")
-    with pytest.raises(MethodConfigError, match="needs at least two labels"):
+    with pytest.raises(ConfigError, match="needs at least two labels"):
         build_judge("tfidf", None, task, data=str(one))  # type: ignore[arg-type]
 
 

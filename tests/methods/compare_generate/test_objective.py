@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cfaug.data.tasks import make_task
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.objective import Judgement, Objective
 
 ORIGINAL = "A person riding a bicycle down a red ramp."
@@ -77,11 +77,11 @@ def test_style_is_maximised(sentence_encoder):
 
 
 def test_parameters_are_checked():
-    with pytest.raises(MethodConfigError, match="relevance must be one of auto, token, char, embedding"):
+    with pytest.raises(ConfigError, match="relevance must be one of auto, token, char, embedding"):
         Objective(make_task("sentiment"), relevance="bleu")
-    with pytest.raises(MethodConfigError, match="alpha must be 0 or more"):
+    with pytest.raises(ConfigError, match="alpha must be 0 or more"):
         Objective(make_task("sentiment"), alpha=-1)
-    with pytest.raises(MethodConfigError, match="style_threshold must be within 1 to 5"):
+    with pytest.raises(ConfigError, match="style_threshold must be within 1 to 5"):
         Objective(make_task("style"), relevance="token", style_threshold=7)
 
 

@@ -48,10 +48,10 @@ def build_classifier(name: str, params: Mapping[str, Any] | None = None, seed: i
     import cfaug.evaluate.downstream.bilstm  # noqa: F401  (registers)
     import cfaug.evaluate.downstream.tfidf_svm  # noqa: F401
     import cfaug.evaluate.downstream.transformer  # noqa: F401
-    from cfaug.methods.base import build_config
+    from cfaug.config import build_config
 
     cls = CLASSIFIERS.get(name)
-    return cls(build_config(cls, dict(params or {})), seed=seed)  # type: ignore[arg-type]
+    return cls(build_config(cls.Config, dict(params or {}), owner=cls.name), seed=seed)  # type: ignore[arg-type]
 
 
 def accuracy(predicted: Sequence[str], gold: Sequence[str]) -> float:

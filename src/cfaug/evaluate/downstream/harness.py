@@ -17,7 +17,7 @@ from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 from cfaug.evaluate.downstream.classifiers import accuracy, build_classifier
 from cfaug.judges.classifier import JudgeInput
-from cfaug.run.manifest import hash_source, versions
+from cfaug.data.fingerprint import hash_source, versions
 
 KINDS = ("in-domain", "challenge", "out-of-domain")
 

@@ -12,6 +12,7 @@ probability ``keep``. All perturbations of a batch of documents are scored in on
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,25 +85,17 @@ def build_contexts(tokens: Sequence[Token], term: CausalTerm, samples: int, keep
 
 
 def score_terms(docs: Sequence[tuple[Sequence[Token], list[CausalTerm], int]],
-                prob_of: Callable[[Sequence[str]], np.ndarray]) -> None:
+                prob_of: Callable[[Sequence[str]], np.ndarray], importance: Any = None) -> None:
     """Fill ``importance`` of every term of every document in one batched call.
 
     ``docs`` holds (tokens, terms, label column) triples with ``term.contexts`` already built;
-    ``prob_of(texts)`` returns the classifier's probability matrix.
+    ``prob_of(texts)`` returns the classifier's probability matrix; ``importance`` is an importance part
+    (default ``occlusion.v1``, Eq. 1).
     """
-    texts: dict[str, int] = {}
-    for _, terms, _ in docs:
-        for term in terms:
-            for a, b in term.contexts:
-                texts.setdefault(a, len(texts))
-                texts.setdefault(b, len(texts))
-    if not texts:
-        return
-    probs = prob_of(list(texts))
-    for _, terms, col in docs:
-        for term in terms:
-            vals = []
-            for a, b in term.contexts:
-                pa, pb = probs[texts[a], col], probs[texts[b], col]
-                vals.append((pa - pb) / max(pa, 1e-6))
-            term.importance = float(np.mean(vals)) if vals else 0.0
+    from cfaug.importance import Unit, build_importance
+
+    scorer = importance or build_importance("occlusion")
+    terms = [t for _, ts, _ in docs for t in ts]
+    units = [Unit(t.contexts, col) for _, ts, col in docs for t in ts]
+    for term, value in zip(terms, scorer.score(units, prob_of)):
+        term.importance = value

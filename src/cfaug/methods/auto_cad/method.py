@@ -25,20 +25,31 @@ from typing import Any
 
 import numpy as np
 
+import pickle
+from pathlib import Path
+
+from cfaug.config import ConfigError, param
 from cfaug.data.records import Counterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
+from cfaug.filters.base import apply_filters, build_filter, record_filters
+from cfaug.filters.builtin import MinSimilarity
+from cfaug.judges.base import Candidate
+from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
 from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 from cfaug.methods.auto_cad.replacements import (
     LexiconProposer,
+    WordVectors,
     MaskedLMProposer,
     ReplacementRequest,
     Weights,
 )
 from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_spans, tokenize
-from cfaug.methods.base import METHODS, Method, MethodConfigError
+from cfaug.methods.base import METHODS, Method, Resources
+from cfaug.registry import spec_name
+from cfaug.training.context import FitContext, StageContext
 
 NAME = "auto-cad.v1"
 
@@ -47,26 +58,34 @@ NAME = "auto-cad.v1"
 class AutoCADConfig:
     """Parameters of auto-CAD (``-p key=value`` on the command line)."""
 
-    classifier: str | None = None  #: local path of a HF sequence classifier (default: TF-IDF + LR on the input)
-    classifier_labels: str | None = None  #: its output labels in order, comma-separated
-    folds: int = 5  #: default classifier: cross-fitted, each text judged by a model not trained on it
-    mlm: str | None = None  #: local path of a masked LM proposing replacements (default: lexicon ranker)
-    pairs: str | None = None  #: paired counterfactual file to mine substitutions from (CAD paired format)
-    encoder: str | None = None  #: local sentence-transformers path (default: packaged all-MiniLM-L6-v2)
-    variants: str = "rep"  #: which counterfactuals to emit: rep (REP-CT), rm (RM-CT), or both: "rm,rep"
-    context_samples: int = 4  #: sampled contexts per term for Eq. 1 (plus the full sentence)
-    context_keep: float = 0.8  #: probability that a context token is kept in a sample
-    top_candidates: int = 20  #: replacement candidates scored in context per term
-    replace: str = "all"  #: REP-CT: "all" causal terms, or "until-flip" (stop at the first flip)
-    classifier_weight: float = 2.0  #: weight of the classifier's movement when choosing a replacement
-    lm_weight: float = 0.15  #: weight of the bigram/MLM context fit
-    antonym_weight: float = 3.0  #: bonus for a word from the built-in antonym table
-    pairs_weight: float = 2.0  #: bonus for substitutions mined from --pairs
-    min_target_prob: float = 0.5  #: filter and RM-CT/REP-CT keeps substituting until the classifier gives the target this much
-    require_flip: bool = True  #: filter: the classifier must predict the target
-    max_edit_rate: float = 0.3  #: filter: token edit rate at most this
-    min_similarity: float = 0.0  #: filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)
-    device: str | None = None  #: torch device for HF models (default: cuda if available)
+    classifier: Any = param("tfidf", "classifier C: tfidf (trained by cfaug), hf (classifier_model), or a judge spec "
+                            "such as {'@judges': 'tfidf.v1', ...}", fit=True)
+    classifier_model: str | None = param(None, "classifier=hf: local folder of a Hugging Face sequence classifier", fit=True)
+    classifier_labels: str | None = param(None, "classifier=hf: its output labels in order, comma-separated", fit=True)
+    classifier_data: str | None = param(None, "classifier=tfidf: a labelled dataset to train C on instead of the "
+                                        "training data (no cross-fitting then)", fit=True)
+    folds: int = param(5, "C trained on the training data is cross-fitted: each text is judged by a model not "
+                       "trained on it", min=1, max=100, fit=True)
+    mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
+    pairs: str | None = param(None, "paired counterfactual file to mine substitutions from (CAD paired format)", fit=True)
+    encoder: str | None = param(None, "local sentence-transformers path (default: packaged all-MiniLM-L6-v2)", fit=True)
+    variants: str = param("rep", "counterfactuals to emit: rep (REP-CT), rm (RM-CT), or both: rm,rep",
+                          choices=("rep", "rm", "rm,rep", "rep,rm"))
+    context_samples: int = param(4, "sampled contexts per term for Eq. 1 (plus the full sentence)", min=0, max=100)
+    context_keep: float = param(0.8, "probability that a context token is kept in a sample", min=0.0, max=1.0)
+    top_candidates: int = param(20, "replacement candidates scored in context per term", min=1, max=1000)
+    replace: str = param("all", "REP-CT: all causal terms, or until-flip (stop at the first flip)",
+                         choices=("all", "until-flip"))
+    classifier_weight: float = param(2.0, "weight of the classifier's movement when choosing a replacement", min=0.0)
+    lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
+    antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)
+    pairs_weight: float = param(2.0, "bonus for substitutions mined from --pairs", min=0.0)
+    min_target_prob: float = param(0.5, "flip filter: C's probability of the target must reach this; RM-CT/REP-CT "
+                                   "keep editing until it does", min=0.0, max=1.0)
+    require_flip: bool = param(True, "filter: the classifier must predict the target")
+    max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
+    min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
+                                  min=0.0, max=1.0)
 
 
 @METHODS.register(NAME, "offline: remove/replace causal terms found by classifier sensitivity (RM-CT, REP-CT)")
@@ -74,98 +93,159 @@ class AutoCAD(Method):
     name = NAME
     Config = AutoCADConfig
     supported_tasks = ("sentiment", "rating")
-    batch_size = 32
+    trains = True
+    resources = Resources(cpus=1.0, gpus=0.0, memory_mb=700)
+    default_batch_size = 32
 
     def __init__(self, config: AutoCADConfig | None = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
         c = self.config
-        if c.replace not in ("all", "until-flip"):
-            raise MethodConfigError(f"replace must be 'all' or 'until-flip', got {c.replace!r}")
         self.variants = {v.strip() for v in c.variants.split(",") if v.strip()}
-        if not self.variants or self.variants - {"rm", "rep"}:
-            raise MethodConfigError(f"variants must be a subset of rm,rep; got {c.variants!r}")
+        self.spec = label_judge_spec(c.classifier, data=c.classifier_data, model=c.classifier_model,
+                                     labels=c.classifier_labels, role="classifier")
+        if spec_name(self.spec, "judges")[0].split(".")[0] == "llm":
+            raise ConfigError("auto-cad needs a local classifier: classifier=tfidf or classifier=hf")
         self.lexicon = load_lexicon()
         self.classifier: Any = None
         self.folds: list[Any] = []
         self.proposer: Any = None
         self._encoder: Any = None
-        self._task: Task | None = None
+        self._device = "cpu"
 
-    # ------------------------------------------------------------------------------------------- prepare
-    def prepare(self, records: Sequence[Record], task: Task) -> dict[str, Any]:
+    # ------------------------------------------------------------------------------------------- stages
+    def _trains_tfidf(self) -> bool:
+        return spec_name(self.spec, "judges")[0].split(".")[0] == "tfidf"
+
+    def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
+        """Train C (cross-fitted TF-IDF folds, each saved as it finishes so a killed training resumes), the
+        bigram model of the training texts, the mined pairs and the proposer's word vectors."""
         self.check_task(task)
-        self._task = task
         c = self.config
-        if c.classifier:
-            from cfaug.judges.classifier import HFClassifierJudge
-
-            labels = [x.strip() for x in c.classifier_labels.split(",")] if c.classifier_labels else None
-            self.classifier = HFClassifierJudge(c.classifier, labels=labels, device=c.device)
-            unknown = set(self.classifier.labels) - set(task.label_space.labels)
-            if unknown:
-                raise MethodConfigError(f"classifier labels {sorted(unknown)} are not labels of task {task.name}; "
-                                        "pass classifier_labels in the model's output order")
-        else:
-            from cfaug.judges.classifier import TfidfLinearJudge
-
-            labels = [r.label for r in records]
-            if len(set(labels)) < 2:
-                raise MethodConfigError("auto-cad trains its classifier on the input, which needs both labels; "
-                                        "pass a trained classifier with --classifier for single-label input")
-            k = max(1, min(c.folds, len(records) // 2))
-            self.folds = [TfidfLinearJudge(model="logreg", C=10.0, min_df=2, seed=self.seed)
-                          for _ in range(k)]
-            for f, clf in enumerate(self.folds):
-                train = [r for r in records if k == 1 or _fold(r.id, k) != f]
-                if len({r.label for r in train}) < 2:
-                    raise MethodConfigError("auto-cad needs both labels in every training fold; pass folds=1")
-                clf.fit([r.text() for r in train], [r.label for r in train])
-            self.classifier = self.folds[0]
+        jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
+        facts: dict[str, Any] = {}
+        if self._trains_tfidf():
+            name, params = spec_name(self.spec, "judges")
+            own_data = bool(params.get("data"))
+            if own_data:
+                k = 1
+            else:
+                labels = {r.label for r in records}
+                if len(labels) < 2:
+                    raise ConfigError(
+                        "auto-cad trains its classifier on the training data, which has only the label(s) "
+                        f"{sorted(map(str, labels))}; pass labelled data with -p classifier_data=FILE (or "
+                        "--train-data FILE), or a trained classifier with -p classifier=hf -p classifier_model=DIR")
+                k = max(1, min(c.folds, len(records) // 2))
+            bar = ctx.bar(k, "training classifier folds", unit="fold")
+            for f in range(k):
+                path = ctx.path(f"classifier-fold{f}.pkl")
+                if path.exists():  # finished before an interruption
+                    bar.update(1)
+                    continue
+                judge = build_judge({"C": 10.0, "min_df": 2, **self.spec}, jctx)
+                if not own_data:
+                    train = [r for r in records if k == 1 or _fold(r.id, k) != f]
+                    if len({r.label for r in train}) < 2:
+                        raise ConfigError("auto-cad needs both labels in every training fold; use fewer folds "
+                                          "(-p folds=N) or -p classifier_data=FILE")
+                    judge.fit([r.text() for r in train], [r.label for r in train])
+                judge.save(path.with_suffix(".tmp"))
+                path.with_suffix(".tmp").replace(path)
+                bar.update(1)
+            bar.close()
+            facts["classifier_folds"] = k
         bigram = BigramModel().fit(
             [t.lower for t in toks if t.is_word] for toks in _sentences(r.text() for r in records))
+        _dump(ctx.path("bigram.pkl"), bigram)
         pairs: dict[str, Counter[str]] = {}
         if c.pairs:
             from cfaug.methods.auto_cad.pairs import mine_pairs
 
             pairs = mine_pairs(c.pairs)
-        if c.mlm:
-            self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=c.device, lm_weight=c.lm_weight)
+        _dump(ctx.path("pairs.pkl"), pairs)
+        facts["mined_pairs"] = sum(len(v) for v in pairs.values())
+        if not c.mlm:
+            words = sorted(self.lexicon.positive | self.lexicon.negative)
+            encoder = self._load_encoder(ctx.device)
+            np.save(ctx.path("lexicon_vectors.npy"), encoder.encode_persistent(words).astype(np.float32))
+            ctx.path("lexicon_words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+        facts["training_texts"] = len(records)
+        return facts
+
+    def load(self, artifact_dir: Path, task: Task, ctx: StageContext) -> dict[str, Any]:
+        self.check_task(task)
+        c = self.config
+        self._device = ctx.device
+        if self._trains_tfidf():
+            from cfaug.judges.classifier import TfidfLinearJudge
+
+            self.folds = [TfidfLinearJudge.load(p) for p in
+                          sorted(artifact_dir.glob("classifier-fold*.pkl"), key=lambda p: int(p.stem[15:]))]
+            if not self.folds:
+                raise ConfigError(f"{artifact_dir}: no trained classifier in the artifacts")
+            self.classifier = self.folds[0]
         else:
+            self.classifier = build_judge(self.spec, JudgeContext(task, seed=self.seed, device=ctx.device))
+        bigram = _load(artifact_dir / "bigram.pkl")
+        pairs = _load(artifact_dir / "pairs.pkl")
+        if c.mlm:
+            self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=ctx.device, lm_weight=c.lm_weight)
+        else:
+            words = (artifact_dir / "lexicon_words.txt").read_text(encoding="utf-8").split()
+            vectors = WordVectors(words, np.load(artifact_dir / "lexicon_vectors.npy"))
             self.proposer = LexiconProposer(
-                self.lexicon, bigram, self.encoder, pairs,
+                self.lexicon, bigram, vectors, pairs,
                 Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
                 top_n=c.top_candidates)
-        return {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)), "proposer": self.proposer.name,
-                "mined_pairs": sum(len(v) for v in pairs.values())}
+        self.filters = self._build_filters(task)
+        return {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
+                "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}
+
+    def _build_filters(self, task: Task) -> list[Any]:
+        c = self.config
+        out: list[Any] = []
+        if c.require_flip:
+            out.append(build_filter({"@filters": "flip", "min_target_prob": c.min_target_prob}))
+        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate}))
+        if c.min_similarity > 0:
+            out.append(MinSimilarity(c.min_similarity, EditedSentenceJudge(self)))
+        return out
+
+    def _load_encoder(self, device: str) -> Any:
+        if self._encoder is None:
+            from cfaug.judges.models import ModelPathError
+            from cfaug.judges.similarity import SentenceEncoder
+
+            try:
+                self._encoder = SentenceEncoder(self.config.encoder, device=device)
+            except ModelPathError as exc:
+                raise ConfigError(f"encoder: {exc}") from None
+        return self._encoder
 
     @property
     def encoder(self) -> Any:
-        if self._encoder is None:
-            from cfaug.judges.similarity import SentenceEncoder
-
-            self._encoder = SentenceEncoder(self.config.encoder, device=self.config.device)
-        return self._encoder
+        """The sentence encoder (loaded on first use: only the similarity filter needs it when generating)."""
+        return self._load_encoder(self._device)
 
     # ------------------------------------------------------------------------------------------ generate
     def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
         """Group items by the classifier that judges them (cross-fitting folds), then edit."""
         if len(self.folds) <= 1:
-            return self._generate(items, task)
+            return self._generate(items, task, self.classifier)
         results: list[list[Counterfactual]] = [[] for _ in items]
         for f, clf in enumerate(self.folds):
             idx = [i for i, it in enumerate(items) if _fold(it.record.id, len(self.folds)) == f]
             if idx:
-                self.classifier = clf
-                for i, res in zip(idx, self._generate([items[i] for i in idx], task)):
+                for i, res in zip(idx, self._generate([items[i] for i in idx], task, clf)):
                     results[i] = res
         return results
 
-    def _generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
-        labels = list(self.classifier.labels)
+    def _generate(self, items: Sequence[WorkItem], task: Task, clf: Any) -> list[list[Counterfactual]]:
+        labels = list(clf.labels)
         docs = []
         for item in items:
             tokens = tokenize(item.record.text())
-            src_pol, tgt_pol = _polarity(task, item.record.label), _polarity(task, item.target)
+            src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
             terms = find_candidates(tokens, self.lexicon, src_pol) if src_pol and tgt_pol else []
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
@@ -173,11 +253,11 @@ class AutoCAD(Method):
                                                self.config.context_keep, rng)
             col = labels.index(item.record.label) if item.record.label in labels else 0
             docs.append((tokens, terms, col))
-        score_terms(docs, self.classifier.predict_proba)
+        score_terms(docs, clf.predict_proba)
 
         results: list[list[Counterfactual]] = [[] for _ in items]
         pending: list[tuple[int, str, list[Edit], list[CausalTerm]]] = []
-        rep_plans = (self._plan_replacements(items, docs, task) if "rep" in self.variants
+        rep_plans = (self._plan_replacements(items, docs, task, clf) if "rep" in self.variants
                      else [[] for _ in items])
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
@@ -188,20 +268,20 @@ class AutoCAD(Method):
                 for t in ranked:
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = list(firsts.values()) + [t for t in ranked if t not in firsts.values()]
-                edits, used = self._until_flip(item, [(self._removal(tokens, t), t) for t in order])
+                edits, used = self._until_flip(clf, item, [(self._removal(tokens, t), t) for t in order])
                 pending.append((i, "rm-ct", edits, used))
             if "rep" in self.variants and rep_plans[i]:
-                edits, used = self._until_flip(item, rep_plans[i])
+                edits, used = self._until_flip(clf, item, rep_plans[i])
                 pending.append((i, "rep-ct", edits, used))
-        self._finish(items, docs, pending, results)
+        self._finish(clf, items, docs, pending, results)
         return results
 
-    def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], task: Task) -> list[list[tuple[Edit, CausalTerm]]]:
+    def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], task: Task, clf: Any) -> list[list[tuple[Edit, CausalTerm]]]:
         """For every causal term with positive importance, the edit REP-CT would make, ordered by
         importance; remaining label-polarity words follow (the further substitutions)."""
         requests, where = [], []
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
-            tgt_pol = _polarity(task, item.target)
+            tgt_pol = task.polarity(item.target)
             for t in terms:
                 if t.kind == "word":
                     requests.append(_request(tokens, t.head, tgt_pol))
@@ -226,8 +306,8 @@ class AutoCAD(Method):
                 rows.append(texts.setdefault(variant, len(texts)))
             base = texts.setdefault(ctx, len(texts))
             cand_texts.append((base, rows))
-        probs = self.classifier.predict_proba(list(texts)) if texts else np.zeros((0, 0))
-        labels = list(self.classifier.labels)
+        probs = clf.predict_proba(list(texts)) if texts else np.zeros((0, 0))
+        labels = list(clf.labels)
         plans: list[list[tuple[Edit, CausalTerm]]] = [[] for _ in items]
         for (i, t), cands, (base, rows) in zip(where, proposals, cand_texts):
             if not cands:
@@ -247,17 +327,17 @@ class AutoCAD(Method):
             plans[i].sort(key=lambda et: -et[1].importance)
             # explicit scores ("8/10") are mirrored first: the most direct statement of the label
             plans[i][:0] = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
-                            for e in score_edits(items[i].record.text(), _polarity(task, items[i].target))]
+                            for e in score_edits(items[i].record.text(), task.polarity(items[i].target))]
         return plans
 
-    def _until_flip(self, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
+    def _until_flip(self, clf: Any, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
         """Apply edits in order: all with positive importance (``replace="all"``) or until the classifier
         flips, then the rest one by one until it does."""
         text = item.record.text()
-        labels = list(self.classifier.labels)
+        labels = list(clf.labels)
         tcol = labels.index(item.target) if item.target in labels else 0
         prefixes = [apply_edits(text, [e for e, _ in plan[: k + 1]]) for k in range(len(plan))]
-        probs = self.classifier.predict_proba(prefixes)[:, tcol]
+        probs = clf.predict_proba(prefixes)[:, tcol]
         positive = sum(1 for _, t in plan if t.importance > 0)
         flip_at = next((k for k, p in enumerate(probs) if p > self.config.min_target_prob), None)
         if self.config.replace == "all":
@@ -279,15 +359,14 @@ class AutoCAD(Method):
                 return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
         return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
 
-    def _finish(self, items: Sequence[WorkItem], docs: list[Any],
+    def _finish(self, clf: Any, items: Sequence[WorkItem], docs: list[Any],
                 pending: list[tuple[int, str, list[Edit], list[CausalTerm]]], results: list[list[Counterfactual]]) -> None:
         if not pending:
             return
-        labels = list(self.classifier.labels)
+        labels = list(clf.labels)
         new_texts = [apply_edits(items[i].record.text(), edits) for i, _, edits, _ in pending]
-        probs = self.classifier.predict_proba(new_texts)
+        probs = clf.predict_proba(new_texts)
         c = self.config
-        need_sim = []
         cands = []
         made: set[tuple[int, str]] = set()
         for (i, variant, edits, terms), new, p in zip(pending, new_texts, probs):
@@ -299,33 +378,54 @@ class AutoCAD(Method):
             tcol = labels.index(item.target) if item.target in labels else 0
             flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= c.min_target_prob)
             rate = token_edit_rate(orig, new)
-            filters: dict[str, Any] = {"flip": flipped or not c.require_flip, "edit_rate": rate <= c.max_edit_rate}
             tokens = docs[i][0]
             meta = {
                 "variant": variant,
                 "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)],
                 "causal_terms": [t.describe(tokens) for t in terms],
-                "own_judge": {"name": self.classifier.name, "target_prob": round(float(p[tcol]), 4),
+                "own_judge": {"name": clf.name, "target_prob": round(float(p[tcol]), 4),
                               "flipped": flipped},
                 "edit_rate": round(rate, 4),
                 "proposer": self.proposer.name,
             }
             cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
-            cands.append((i, cf, filters))
-            if c.min_similarity > 0 and all(filters.values()):
-                need_sim.append(len(cands) - 1)
-        if need_sim:
-            sims = edited_sentence_similarity(self.encoder, [cands[k][1].source.text() for k in need_sim],
-                                              [cands[k][1].fields["text"] for k in need_sim])
-            for k, s in zip(need_sim, sims):
-                cands[k][1].meta["similarity"] = round(float(s), 4)
-                cands[k][2]["similarity"] = bool(s >= c.min_similarity)
-        for i, cf, filters in cands:
-            if c.min_similarity > 0 and "similarity" not in filters:
-                filters["similarity"] = None  # not computed: an earlier filter already failed
-            cf.meta["filters"] = filters
-            cf.meta["passed"] = all(v is not False for v in filters.values())
+            cand = Candidate(dict(item.record.fields), {"text": new}, item.target,
+                             scores={"target_prob": float(p[tcol]), "flipped": float(flipped), "edit_rate": rate})
+            cands.append((i, cf, cand))
+        verdicts = apply_filters([cand for _, _, cand in cands], self.filters)
+        for (i, cf, cand), v in zip(cands, verdicts):
+            if "similarity" in cand.scores:
+                cf.meta["similarity"] = round(float(cand.scores["similarity"]), 4)
+            record_filters(cf.meta, v)
             results[i].append(cf)
+
+
+class EditedSentenceJudge:
+    """auto-CAD's similarity: :func:`edited_sentence_similarity` with the method's encoder."""
+
+    name = "edited-sentence-similarity"
+
+    def __init__(self, method: AutoCAD) -> None:
+        self.method = method
+
+    def score(self, batch: Sequence[Candidate]) -> np.ndarray:
+        return np.asarray(edited_sentence_similarity(self.method.encoder, [c.old_text for c in batch],
+                                                     [c.new_text for c in batch]), dtype=float)
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.name, **self.method.encoder.describe()}
+
+
+def _dump(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump(obj, fh)
+    tmp.replace(path)
+
+
+def _load(path: Path) -> Any:
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
 
 
 _SCORE = re.compile(r"\b(\d{1,2}(?:\.\d)?)\s*(/|out of)\s*(10|5)\b", re.IGNORECASE)
@@ -383,17 +483,6 @@ def _fold(record_id: str, k: int) -> int:
     import hashlib
 
     return int.from_bytes(hashlib.sha256(record_id.encode()).digest()[:4], "little") % k
-
-
-def _polarity(task: Task, label: str | None) -> str | None:
-    """Sentiment polarity of a label; for ratings, the side of the middle it is on."""
-    if label is None:
-        return None
-    if task.name == "sentiment":
-        return label
-    levels = list(task.label_space.labels)
-    idx, mid = levels.index(label), (len(levels) - 1) / 2
-    return None if idx == mid else ("positive" if idx > mid else "negative")
 
 
 def _sentences(texts: Sequence[str] | Any) -> Any:

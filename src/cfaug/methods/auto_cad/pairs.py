@@ -23,9 +23,9 @@ def mine_pairs(path: str | Path, *, text_col: str | None = None, label_col: str 
     The file needs a text column, a label column and a pair-id column (``batch_id`` in CAD data); rows
     sharing a pair id with different labels are diffed. Both directions are recorded.
     """
-    from cfaug.data.io import _open_source
+    from cfaug.data.io import open_rows
 
-    name, columns, rows = _open_source(str(path), None)
+    name, columns, rows = open_rows(str(path), None)
     text_col = text_col or next((c for c in ("Text", "text", "sentence", "review") if c in columns), None)
     label_col = label_col or next((c for c in ("Sentiment", "label", "sentiment", "gold_label") if c in columns), None)
     pair_col = pair_col or next((c for c in PAIR_ID_NAMES if c in columns), None)

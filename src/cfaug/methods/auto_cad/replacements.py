@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cfaug.proposers import PROPOSERS
+
 from cfaug.methods.auto_cad.lexicon import Lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 
@@ -43,6 +45,23 @@ class Weights:
     lm: float = 0.15
 
 
+class WordVectors:
+    """Precomputed word embeddings (fitted artifacts) with the ``encode`` call of a sentence encoder:
+    generation then needs no encoder model. Unknown words get a zero vector."""
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
+        self.index = {w: i for i, w in enumerate(words)}
+        self.vectors = vectors
+        self._zero = np.zeros(vectors.shape[1], dtype=vectors.dtype)
+
+    def encode(self, words: Sequence[str]) -> np.ndarray:
+        if not words:
+            return np.zeros((0, self.vectors.shape[1]), dtype=self.vectors.dtype)
+        return np.stack([self.vectors[self.index[w]] if w in self.index else self._zero for w in words])
+
+
+@PROPOSERS.register("lexicon.v1", "opposite-polarity opinion-lexicon words ranked by word-embedding similarity, "
+                    "an antonym table, mined pairs and a bigram model (auto-CAD, offline)")
 class LexiconProposer:
     """Offline proposer: lexicon words of the target polarity, ranked by prior and bigram fit."""
 
@@ -64,10 +83,6 @@ class LexiconProposer:
             # words seen in the corpus, plus the antonym table and mined pairs (which also cover
             # inputs too small to have a vocabulary of their own)
             self._vocab[pol] = sorted(common | extra)
-        if encoder is not None:
-            # every lexicon word (candidates and the words they replace) in one persistent matrix
-            lex = sorted(self.lexicon.positive | self.lexicon.negative)
-            encoder.encode_persistent(lex)  # type: ignore[attr-defined]
         self.name = "lexicon"
 
     def _embed(self, words: Sequence[str]) -> np.ndarray:
@@ -121,6 +136,8 @@ class LexiconProposer:
         return out
 
 
+@PROPOSERS.register("masked-lm.v1", "a masked language model's fillers of the masked word, kept when they have the "
+                    "target polarity (the auto-CAD paper's choice; local path)")
 class MaskedLMProposer:
     """Candidates from a masked language model (local path), filtered to the target polarity."""
 

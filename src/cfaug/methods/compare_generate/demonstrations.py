@@ -34,7 +34,7 @@ import numpy as np
 from cfaug.data.io import DataError, read_dataset
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 
 PAIR_ID_COLUMNS = ("batch_id", "pair_id", "pair", "group")
 SELECTIONS = ("seeded", "similar")
@@ -123,7 +123,7 @@ def builtin_demos(task: Task) -> list[Demo]:
     """The built-in demonstrations for ``task`` (both directions), keeping only those that edit the
     task's edit field and whose labels belong to the task."""
     if task.name not in BUILTIN_TASKS:
-        raise MethodConfigError(f"there are no built-in demonstrations for task {task.name!r}; pass demos=PATH")
+        raise ConfigError(f"there are no built-in demonstrations for task {task.name!r}; pass demos=PATH")
     text = (resources.files("cfaug.resources") / "demonstrations" / f"{task.name}.jsonl").read_text(encoding="utf-8")
     demos = []
     for line in text.splitlines():
@@ -139,29 +139,29 @@ def builtin_demos(task: Task) -> list[Demo]:
         demo = Demo(f"builtin:{obj['id']}", dict(obj["fields"]), role, obj["revised"], obj["label"], obj["target"])
         demos += [demo, demo.reversed()]
     if not demos:
-        raise MethodConfigError(f"the built-in demonstrations have no example for task {task.name!r} with labels "
+        raise ConfigError(f"the built-in demonstrations have no example for task {task.name!r} with labels "
                                 f"{', '.join(task.label_space.labels)}; pass demos=PATH")
     return demos
 
 
 def load_demos(path: str | Path, task: Task, revised_path: str | Path | None = None) -> list[Demo]:
     """Demonstrations from a paired file, or from an original file and a revised file (see the module
-    docstring). Raises :class:`MethodConfigError` naming the file when no usable pair is found."""
+    docstring). Raises :class:`ConfigError` naming the file when no usable pair is found."""
     try:
         data = read_dataset(str(path), task)
     except DataError as exc:
-        raise MethodConfigError(f"demos: {exc}") from None
+        raise ConfigError(f"demos: {exc}") from None
     if revised_path is None:
         demos, skipped = _from_paired(data.records, task, str(path))
     else:
         try:
             revised = read_dataset(str(revised_path), task)
         except DataError as exc:
-            raise MethodConfigError(f"demos_revised: {exc}") from None
+            raise ConfigError(f"demos_revised: {exc}") from None
         demos, skipped = _from_revisions(data.records, revised.records, task, str(revised_path))
     if not demos:
         why = f"; {skipped}" if skipped else ""
-        raise MethodConfigError(f"{revised_path or path}: no demonstration pairs found{why}")
+        raise ConfigError(f"{revised_path or path}: no demonstration pairs found{why}")
     return demos
 
 
@@ -174,7 +174,7 @@ def _from_paired(records: Sequence[Record], task: Task, where: str) -> tuple[lis
     key = next((c for c in PAIR_ID_COLUMNS if records and c in records[0].meta), None)
     if key is None:
         cols = ", ".join(sorted(records[0].meta)) if records else "none"
-        raise MethodConfigError(
+        raise ConfigError(
             f"{where}: a paired demonstration file needs a pair id column ({', '.join(PAIR_ID_COLUMNS)}); "
             f"its other columns are {cols}. For an original file and a revised file, pass demos_revised=PATH")
     groups: dict[str, list[Record]] = defaultdict(list)
@@ -231,11 +231,11 @@ def _from_revisions(originals: Sequence[Record], revised: Sequence[Record], task
 # -------------------------------------------------------------------------------------------- selection
 
 def check_selection(selection: str, k: int) -> None:
-    """Raise :class:`MethodConfigError` for an unknown ``demo_selection`` or ``n_demos`` below 1."""
+    """Raise :class:`ConfigError` for an unknown ``demo_selection`` or ``n_demos`` below 1."""
     if selection not in SELECTIONS:
-        raise MethodConfigError(f"demo_selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        raise ConfigError(f"demo_selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
     if k < 1:
-        raise MethodConfigError(f"n_demos must be at least 1, got {k}")
+        raise ConfigError(f"n_demos must be at least 1, got {k}")
 
 
 class DemoPool:

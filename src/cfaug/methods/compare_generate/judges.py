@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from cfaug.data.records import Record
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.objective import STYLE_RANGE, Judgement
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class LLMJudge:
 
     async def judge(self, ctx: ItemContext, fields: dict[str, str]) -> Judgement:
         variables = {**ctx.variables, **fields, "fields": dict(fields), "original": fields[ctx.role]}
-        if self.task.name == "style":
+        if self.task.scored:
             parser_context: dict[str, Any] = {"low": STYLE_RANGE[0], "high": STYLE_RANGE[1]}
         else:
             parser_context = {"labels": list(self.task.label_space.labels)}
@@ -67,7 +67,7 @@ class LLMJudge:
                 raise
             return Judgement(error=f"judge request failed: {type(exc).__name__}: {exc}")
         ctx.usage.add(answer)
-        if self.task.name == "style":
+        if self.task.scored:
             return Judgement(style=float(answer.value))
         return Judgement(label=str(answer.value))
 
@@ -80,7 +80,7 @@ class LocalJudge:
     def __init__(self, classifier: Any, task: Task, info: dict[str, Any]) -> None:
         unknown = set(classifier.labels) - set(task.label_space.labels)
         if unknown:
-            raise MethodConfigError(f"judge labels {sorted(unknown)} are not labels of task {task.name} "
+            raise ConfigError(f"judge labels {sorted(unknown)} are not labels of task {task.name} "
                                     f"({', '.join(task.label_space.labels)}); pass judge_labels in the model's output order")
         self.classifier = classifier
         self.task = task
@@ -99,7 +99,7 @@ class LocalJudge:
         with self._lock:
             probs = self.classifier.predict_proba([x])[0]
         labels = list(self.classifier.labels)
-        if self.task.name == "style":
+        if self.task.scored:
             p = float(probs[labels.index(target)]) if target in labels else 0.0
             lo, hi = STYLE_RANGE
             return Judgement(style=lo + (hi - lo) * p)
@@ -114,27 +114,27 @@ def build_judge(kind: str, method: StrategyMethod, task: Task, *, data: str | No
                 device: str | None = None) -> LLMJudge | LocalJudge:
     """The loop's judge from the method's parameters (see the module docstring)."""
     if kind not in JUDGE_KINDS:
-        raise MethodConfigError(f"judge must be one of {', '.join(JUDGE_KINDS)}, got {kind!r}")
+        raise ConfigError(f"judge must be one of {', '.join(JUDGE_KINDS)}, got {kind!r}")
     if kind == "llm":
         return LLMJudge(method, task)
     if kind == "tfidf":
         if not data:
-            raise MethodConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on")
+            raise ConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on")
         from cfaug.data.io import DataError, read_dataset
         from cfaug.judges.classifier import TfidfLinearJudge
-        from cfaug.run.manifest import hash_source
+        from cfaug.data.fingerprint import hash_source
 
         try:
             ds = read_dataset(data, task)
         except DataError as exc:
-            raise MethodConfigError(f"judge_data: {exc}") from None
+            raise ConfigError(f"judge_data: {exc}") from None
         if len({r.label for r in ds.records}) < 2:
-            raise MethodConfigError(f"judge_data {data}: needs at least two labels to train a judge")
+            raise ConfigError(f"judge_data {data}: needs at least two labels to train a judge")
         clf = TfidfLinearJudge(model="logreg", seed=seed).fit(_inputs(ds.records, task), [r.label for r in ds.records])
         return LocalJudge(clf, task, {"train_data": str(data), "train_data_sha256": hash_source(data),
                                       "train_rows": len(ds.records)})
     if not model:
-        raise MethodConfigError("judge=hf needs judge_model=PATH: a local sequence classifier folder")
+        raise ConfigError("judge=hf needs judge_model=PATH: a local sequence classifier folder")
     from cfaug.judges.classifier import HFClassifierJudge
     from cfaug.judges.models import ModelPathError
 
@@ -142,7 +142,7 @@ def build_judge(kind: str, method: StrategyMethod, task: Task, *, data: str | No
     try:
         clf = HFClassifierJudge(model, labels=names, device=device)
     except (ModelPathError, ValueError) as exc:
-        raise MethodConfigError(f"judge_model: {exc}") from None
+        raise ConfigError(f"judge_model: {exc}") from None
     return LocalJudge(clf, task, {})
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from cfaug.data.tasks import Task
 from cfaug.judges.similarity import token_edit_rate
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 
 RELEVANCE_KINDS = ("auto", "token", "char", "embedding")
 STYLE_RANGE = (1.0, 5.0)
@@ -87,11 +87,11 @@ class Objective:
     def __init__(self, task: Task, alpha: float = 0.1, relevance: str = "auto", *, encoder: Any = None,
                  style_threshold: float = 4.0) -> None:
         if relevance not in RELEVANCE_KINDS:
-            raise MethodConfigError(f"relevance must be one of {', '.join(RELEVANCE_KINDS)}, got {relevance!r}")
+            raise ConfigError(f"relevance must be one of {', '.join(RELEVANCE_KINDS)}, got {relevance!r}")
         if not alpha >= 0:
-            raise MethodConfigError(f"alpha must be 0 or more, got {alpha}")
+            raise ConfigError(f"alpha must be 0 or more, got {alpha}")
         self.task = task
-        self.maximise = task.name == "style"
+        self.maximise = task.scored
         self.alpha = float(alpha)
         self.kind = self.relevance_kind(task, relevance)
         if self.kind == "embedding" and encoder is None:
@@ -99,7 +99,7 @@ class Objective:
         self.encoder = encoder
         lo, hi = STYLE_RANGE
         if self.maximise and not lo <= style_threshold <= hi:
-            raise MethodConfigError(f"style_threshold must be within {lo:g} to {hi:g}, got {style_threshold}")
+            raise ConfigError(f"style_threshold must be within {lo:g} to {hi:g}, got {style_threshold}")
         self.style_threshold = float(style_threshold)
 
     @staticmethod
@@ -107,7 +107,7 @@ class Objective:
         """The relevance measure ``relevance`` means for ``task`` (``auto``: embedding for style, token
         distance otherwise)."""
         if relevance == "auto":
-            return "embedding" if task.name == "style" else "token"
+            return "embedding" if task.scored else "token"
         return relevance
 
     # -- parts ---------------------------------------------------------------------------------------

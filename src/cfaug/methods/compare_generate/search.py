@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 
 from cfaug.data.records import Counterfactual
 from cfaug.data.tasks import Task
+from cfaug.training.context import StageContext
 from cfaug.llm.errors import UnparsedAnswer
-from cfaug.llm.method import Answer
-from cfaug.methods.base import MethodConfigError
+from cfaug.methods.llm_method import Answer
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
 from cfaug.methods.compare_generate.objective import Candidate, Objective
 from cfaug.methods.compare_generate.strategy import ItemContext, StrategyConfig, StrategyMethod
@@ -62,8 +63,8 @@ class SearchStrategy(StrategyMethod):
         self.judge: LLMJudge | LocalJudge | None = None
         self._relevance_lock = threading.Lock()
 
-    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
-        facts = super().prepare(records, task)
+    def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
+        facts = super().prepare(records, task, ctx)
         c = self.config
         wants_embedding = Objective.relevance_kind(task, c.relevance) == "embedding"
         self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold,
@@ -148,6 +149,6 @@ class SearchStrategy(StrategyMethod):
 
 
 def check_positive(name: str, value: int) -> None:
-    """Raise :class:`MethodConfigError` unless ``value`` is at least 1."""
+    """Raise :class:`ConfigError` unless ``value`` is at least 1."""
     if value < 1:
-        raise MethodConfigError(f"{name} must be at least 1, got {value}")
+        raise ConfigError(f"{name} must be at least 1, got {value}")

@@ -1,7 +1,7 @@
 """What every prompting strategy shares: parameters for demonstrations, prompt loading, per-item context
 (variables, chosen demonstrations, usage), and turning a final text into a :class:`Counterfactual`.
 
-Each strategy is an :class:`~cfaug.llm.method.LLMMethod`; its prompts are files named
+Each strategy is an :class:`~cfaug.methods.llm_method.LLMMethod`; its prompts are files named
 ``<strategy>-<task>.v<N>.j2`` in ``src/cfaug/llm/prompts`` (``cfaug prompts`` lists them). The ``prompt``
 parameter overrides a strategy's main prompt only (the one named by ``main_prompt``); the judge and
 first-step prompts keep their built-in names.
@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
+from cfaug.training.context import StageContext
 from cfaug.llm.errors import LLMError, UnparsedAnswer
-from cfaug.llm.method import Answer, LLMConfig, LLMMethod, task_variables
+from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.llm.templates import Prompt, load_prompt
-from cfaug.methods.base import MethodConfigError
+from cfaug.config import ConfigError
 from cfaug.methods.compare_generate.demonstrations import (Demo, DemoPool, builtin_demos, check_selection,
                                                            load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
@@ -114,14 +115,14 @@ class StrategyMethod(LLMMethod):
         c = self.config
         check_selection(c.demo_selection, c.n_demos)
         if c.demos_revised and not c.demos:
-            raise MethodConfigError("demos_revised needs demos=PATH (the file of originals)")
+            raise ConfigError("demos_revised needs demos=PATH (the file of originals)")
         self.pool: DemoPool | None = None
         self._encoder: Any = None
         self._task: Task | None = None
 
     # -- set-up --------------------------------------------------------------------------------------
-    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
-        facts = super().prepare(records, task)
+    def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
+        facts = super().prepare(records, task, ctx)
         self._task = task
         prompts = [self.main(task)] + [self.named_prompt(f"{p}-{task.name}") for p in self.other_prompts]
         facts["prompts"] = {p.name: {"path": p.path, "sha256": p.sha256} for p in prompts}
@@ -146,7 +147,7 @@ class StrategyMethod(LLMMethod):
             try:
                 self._encoder = SentenceEncoder(self.config.encoder)
             except ModelPathError as exc:
-                raise MethodConfigError(f"encoder: {exc}") from None
+                raise ConfigError(f"encoder: {exc}") from None
         return self._encoder
 
     def named_prompt(self, name: str) -> Prompt:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cfaug.cli import CliError, build_parser
-from cfaug.llm.cli_options import llm_params_from_args
+from cfaug.cli.llm_options import llm_params_from_args
 
 
 def params_for(argv):

@@ -20,7 +20,6 @@ OPTION_KEYS: tuple[tuple[str, str], ...] = (
     ("llm_api_key_env", "api_key_env"),
     ("llm_device", "device"),
     ("llm_batch_size", "batch_size"),
-    ("concurrency", "concurrency"),
     ("cache_dir", "cache_dir"),
     ("no_cache", "cache"),
     ("refresh", "refresh"),
@@ -50,7 +49,6 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     g.add_argument("--llm-device", default=None, help="local models: cpu, cuda, cuda:1 (default: cuda if available)")
     g.add_argument("--llm-batch-size", type=int, default=None, help="local models: requests per batch (default 8)")
-    g.add_argument("--concurrency", type=int, default=None, help="requests in flight at once (default 16)")
     g.add_argument("--cache-dir", default=None,
                    help="request cache folder (default: $CFAUG_CACHE_DIR or the user cache folder, e.g. ~/.cache/cfaug/llm)")
     g.add_argument("--no-cache", action="store_const", const=True, default=None,

@@ -1,4 +1,5 @@
-"""What makes a run reproducible: package versions, platform, seed and input hashes."""
+"""Fingerprints of data and code: hashes of input files, folders, in-memory tables and records, and the
+versions of the packages that made a result. Run manifests and training-artifact fingerprints use them."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ def hash_source(source: Any) -> str:
     else:
         rows = list(source)
     h.update(json.dumps(rows, sort_keys=True, default=str).encode())
+    return "sha256:" + h.hexdigest()
+
+
+def hash_records(records: Any) -> str:
+    """sha256 of records (id, fields, label) in order: the identity of a training set after reading, so it
+    does not depend on the file's format or on columns a method never sees."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps([r.id, r.fields, r.label], sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\n")
     return "sha256:" + h.hexdigest()
 
 

@@ -1,4 +1,4 @@
-from cfaug.run.manifest import hash_file, hash_source, versions
+from cfaug.data.fingerprint import hash_file, hash_source, versions
 
 
 def test_versions_name_python_and_the_main_packages():

@@ -8,12 +8,14 @@ A method built on it sets ``name``, ``Config`` (a dataclass extending :class:`LL
     ... Counterfactual(item.record, {...: answer.value}, item.target, self.name, {"llm": answer.provenance()})
 
 The runner calls ``prepare`` (builds the client: a wrong key variable or model fails here, before any
-work), then ``agenerate`` concurrently, then ``aclose``, ``report`` and ``close``.
+work; the run's ``--concurrency`` bounds requests in flight), then ``agenerate`` concurrently, then
+``aclose``, ``report`` and ``close``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,8 +27,10 @@ from cfaug.llm.parsers import Parser, get_parser
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.llm.types import Completion, Message
-from cfaug.methods.base import Method, config_dict
+from cfaug.config import config_dict
+from cfaug.methods.base import Method
 from cfaug.registry import RegistryError
+from cfaug.training.context import StageContext
 
 
 @dataclass
@@ -70,7 +74,7 @@ class LLMMethod(Method):
     """Base class of methods that call a language model through :mod:`cfaug.llm`."""
 
     Config: ClassVar[type] = LLMConfig
-    is_async: ClassVar[bool] = True
+    work_unit: ClassVar[str] = "item"
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
@@ -82,10 +86,6 @@ class LLMMethod(Method):
             raise LLMConfigError("parse_retries must be 0 or more")
 
     # -- runner hooks --------------------------------------------------------------------------------
-    @property
-    def concurrency(self) -> int:
-        return self.settings.concurrency
-
     def identity_params(self) -> dict[str, Any]:
         """Parameters that define the run (the run directory compares them on resume): everything but
         the operational LLM settings (URLs, concurrency, cache, limits, budget)."""
@@ -93,8 +93,10 @@ class LLMMethod(Method):
         params["llm"] = self.settings.identity()
         return params
 
-    def prepare(self, records: Any, task: Task) -> dict[str, Any]:
+    def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         self.check_task(task)
+        if ctx.concurrency is not None and self._client is None:
+            self.settings = dataclasses.replace(self.settings, concurrency=int(ctx.concurrency))
         client = self.client
         return {"llm": {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
                         "cache": str(client.cache.path) if client.cache is not None else None,

@@ -1,0 +1,121 @@
+"""The built-in filters: the label flipped, minimal edits, similarity to the original, text changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cfaug.config import param
+from cfaug.filters.base import register_filter
+from cfaug.judges.base import Candidate
+
+
+@dataclass
+class FlipConfig:
+    min_target_prob: float = param(0.5, "the judge's probability of the target must reach this", min=0.0, max=1.0)
+    score: str = param("target_prob", "the candidate score holding P(target) (set by the method's judge)")
+
+
+@dataclass
+class FlipFilter:
+    """The method's label judge gives the target label, with probability at least ``min_target_prob``.
+    Reads the candidate's ``target_prob`` and ``flipped`` scores, which the method computes with its judge."""
+
+    min_target_prob: float = 0.5
+    score: str = "target_prob"
+    name: str = "flip"
+
+    def check(self, batch: Sequence[Candidate]) -> list[bool]:
+        return [bool(c.scores.get("flipped", 1.0)) and c.scores.get(self.score, 0.0) >= self.min_target_prob
+                for c in batch]
+
+
+@register_filter("flip.v1", "the method's own label judge gives the target label", FlipConfig)
+def build_flip(cfg: FlipConfig, ctx: Any) -> FlipFilter:
+    return FlipFilter(cfg.min_target_prob, cfg.score)
+
+
+@dataclass
+class EditRateConfig:
+    max: float = param(0.3, "largest token edit rate allowed", min=0.0)
+
+
+@dataclass
+class MaxEditRate:
+    """Token edit rate (token Levenshtein distance / original tokens) at most ``max``."""
+
+    max: float = 0.3
+    name: str = "edit_rate"
+
+    def check(self, batch: Sequence[Candidate]) -> list[bool]:
+        from cfaug.judges.similarity import token_edit_rate
+
+        out = []
+        for c in batch:
+            rate = c.scores.get("edit_rate")
+            if rate is None:
+                rate = c.scores["edit_rate"] = token_edit_rate(c.old_text, c.new_text)
+            out.append(rate <= self.max)
+        return out
+
+
+@register_filter("max-edit-rate.v1", "token edit rate at most a threshold (minimal edits)", EditRateConfig)
+def build_edit_rate(cfg: EditRateConfig, ctx: Any) -> MaxEditRate:
+    return MaxEditRate(cfg.max)
+
+
+@dataclass
+class SimilarityConfig:
+    min: float = param(0.7, "smallest similarity allowed", min=-1.0, max=1.0)
+    encoder: str | None = param(None, "local sentence-transformers folder (default: packaged all-MiniLM-L6-v2)")
+
+
+class MinSimilarity:
+    """Sentence-embedding similarity to the original at least ``min``. A method may put its own measure in
+    the candidate's ``similarity`` score (auto-CAD compares edited sentences); otherwise the whole field
+    is compared with the ``sentence-similarity`` judge."""
+
+    name = "similarity"
+
+    def __init__(self, minimum: float, judge: Any) -> None:
+        self.min, self.judge = minimum, judge
+
+    def check(self, batch: Sequence[Candidate]) -> list[bool]:
+        todo = [c for c in batch if "similarity" not in c.scores]
+        if todo:
+            for c, s in zip(todo, self.judge.score(todo)):
+                c.scores["similarity"] = float(s)
+        return [c.scores["similarity"] >= self.min for c in batch]
+
+
+@register_filter("min-similarity.v1", "sentence-embedding similarity to the original at least a threshold",
+                 SimilarityConfig)
+def build_similarity(cfg: SimilarityConfig, ctx: Any) -> MinSimilarity:
+    from cfaug.judges.registry import build_judge
+
+    return MinSimilarity(cfg.min, build_judge({"@judges": "sentence-similarity", "encoder": cfg.encoder}, ctx))
+
+
+@dataclass
+class ChangedConfig:
+    """(no parameters)"""
+
+
+class Changed:
+    """The rewrite differs from the original beyond whitespace and case."""
+
+    name = "changed"
+
+    def check(self, batch: Sequence[Candidate]) -> list[bool]:
+        return [normalise(c.new_text) != normalise(c.old_text) for c in batch]
+
+
+@register_filter("changed.v1", "the rewrite differs from the original (beyond whitespace and case)", ChangedConfig)
+def build_changed(cfg: ChangedConfig, ctx: Any) -> Changed:
+    return Changed()
+
+
+def normalise(text: str) -> str:
+    """Whitespace- and case-insensitive form of a text."""
+    return " ".join(text.split()).lower()

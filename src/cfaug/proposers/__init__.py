@@ -1,0 +1,26 @@
+"""Proposers make candidate edits. Methods register theirs here (auto-CAD's lexicon and masked-LM
+replacement proposers, ...), so ``cfaug parts`` lists them and a config file can name them.
+
+A proposer has ``name`` and ``propose(requests) -> list[list[(candidate, score)]]``: for each request, the
+candidates it suggests with a prior score, best first. What a request holds depends on the proposer family
+(auto-CAD's is a word in context with a target polarity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from cfaug.registry import Registry
+
+
+class Proposer(Protocol):
+    name: str
+
+    def propose(self, requests: Sequence[Any]) -> list[list[tuple[str, float]]]: ...
+
+
+#: proposer classes by versioned name (each documents its parameters)
+PROPOSERS: Registry[type] = Registry("proposer")
+
+__all__ = ["PROPOSERS", "Proposer"]
