@@ -4,6 +4,7 @@ encoder, and tiny random BERT models saved to a temporary folder (nothing is eve
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,6 +14,9 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# fitted artifacts of this session go to a fresh store (never the user's ~/.cache/cfaug/models); subprocesses
+# started by tests inherit it
+os.environ["CFAUG_MODEL_STORE"] = tempfile.mkdtemp(prefix="cfaug-test-models-")
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 

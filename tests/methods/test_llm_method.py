@@ -9,7 +9,8 @@ import pytest
 
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import NLITask, SentimentTask
-from cfaug.llm import LLMConfig, LLMMethod, UnparsedAnswer, load_prompt, task_variables
+from cfaug.llm import UnparsedAnswer, load_prompt
+from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 
 
 class Echo(LLMMethod):

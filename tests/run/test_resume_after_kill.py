@@ -1,5 +1,6 @@
 """A run killed with SIGKILL and started again with the same command finishes the job: rows written before
-the kill stay as they were, nothing is done twice, and the output equals an uninterrupted run."""
+the kill stay as they were, nothing is done twice, and the output equals an uninterrupted run, under each
+engine (in-process, a pool of two worker processes, Ray)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,16 @@ def big_input(tmp_path, sentiment_tsv):
     return f
 
 
-def command(src, out, run_dir):
+def command(src, out, run_dir, engine=()):
     return ["augment", str(src), "-o", str(out), "--run-dir", str(run_dir), "--seed", "3",
-            "-p", "min_similarity=0.5", "--no-progress"]
+            "-p", "min_similarity=0.5", "--no-progress", *engine]
+
+
+ENGINES = [
+    pytest.param(("--workers", "1"), id="in-process"),
+    pytest.param(("--workers", "2", "--batch-size", "4"), id="local-2-workers"),
+    pytest.param(("--engine", "ray", "--workers", "2", "--batch-size", "4"), id="ray", marks=pytest.mark.ray),
+]
 
 
 def complete_lines(path):
@@ -44,11 +52,14 @@ def complete_lines(path):
     return data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
 
 
-def test_sigkill_then_rerun(tmp_path, big_input):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sigkill_then_rerun(tmp_path, big_input, engine):
+    if "ray" in engine:
+        pytest.importorskip("ray")
     run_dir, out = tmp_path / "run", tmp_path / "out.jsonl"
     results = run_dir / "results.jsonl"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    argv = [sys.executable, "-m", "cfaug", *command(big_input, out, run_dir)]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "cfaug", *command(big_input, out, run_dir, engine)]
 
     with open(tmp_path / "first.log", "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -77,7 +88,7 @@ def test_sigkill_then_rerun(tmp_path, big_input):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["items_resumed"] == len(before) and summary["items"] == ROWS
 
-    # an uninterrupted run with the same seed gives the same output, byte for byte
+    # an uninterrupted in-process run with the same seed gives the same output, byte for byte
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         assert main(command(big_input, tmp_path / "clean.jsonl", tmp_path / "clean-run")) == 0
     assert out.read_bytes() == (tmp_path / "clean.jsonl").read_bytes()

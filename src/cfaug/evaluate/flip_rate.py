@@ -15,14 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cfaug.data.io import read_dataset
 from cfaug.data.labels import LabelSpace
-from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 from cfaug.evaluate.pairs import CounterfactualPair
 from cfaug.evaluate.result import MetricResult
-from cfaug.judges.classifier import HFClassifierJudge, LabelJudge, TfidfLinearJudge, predict_labels
-from cfaug.data.fingerprint import hash_source
+from cfaug.judges.base import LabelJudge, predict_labels
 
 NAME = "flip_rate"
 
@@ -42,26 +39,26 @@ class JudgeChoice:
 
 
 def build_judge(choice: JudgeChoice, task: Task) -> tuple[LabelJudge, dict[str, Any], set[str]]:
-    """The judge, its provenance (path or training data hash) and the texts it was trained on (empty
-    for a classifier given by path)."""
+    """The judge (built by the same judge builder generation uses), its provenance (path or training
+    data hash) and the texts it was trained on (empty for a classifier given by path)."""
+    from cfaug.judges.registry import JudgeContext
+    from cfaug.judges.registry import build_judge as build_part
+
     if bool(choice.path) == bool(choice.train_data):
         raise ValueError("name exactly one flip-rate judge: a classifier path or a dataset to train one on")
+    ctx = JudgeContext(task, seed=choice.seed)
     if choice.path:
         from cfaug.evaluate.token_embeddings import weights_hash
 
-        hf = HFClassifierJudge(choice.path, labels=choice.labels)
+        hf = build_part({"@judges": "hf-classifier", "path": choice.path,
+                         "labels": ",".join(choice.labels) if choice.labels else None}, ctx)
         return hf, {"judge_source": "local classifier", **hf.describe(), "weights_sha256": weights_hash(hf.path)}, set()
-    schema = Schema(text_cols={task.roles[0]: choice.text_col} if choice.text_col else {},
-                    label_col=choice.label_col)
-    data = read_dataset(choice.train_data, task, schema)
-    if not data.records:
-        raise ValueError(f"{choice.train_data}: no usable rows to train the flip-rate judge")
-    inputs = [r.fields[task.roles[0]] if len(task.roles) == 1 else tuple(r.fields[k] for k in task.roles)
-              for r in data.records]
-    tfidf = TfidfLinearJudge(model=choice.model, seed=choice.seed).fit(inputs, [r.label for r in data.records])
-    return tfidf, {"judge_source": "trained by cfaug", "train_data": str(choice.train_data),
-                   "train_data_sha256": hash_source(choice.train_data), "train_rows": len(data.records),
-                   **tfidf.describe()}, {r.fields[task.edit_roles[0]] for r in data.records}
+    from cfaug.judges.builtin import read_labelled
+
+    tfidf = build_part({"@judges": "tfidf", "data": str(choice.train_data), "model": choice.model,
+                        "text_col": choice.text_col, "label_col": choice.label_col}, ctx)
+    records = read_labelled(str(choice.train_data), ctx, choice.text_col, choice.label_col)
+    return tfidf, {"judge_source": "trained by cfaug", **tfidf.describe()}, {r.fields[task.edit_roles[0]] for r in records}
 
 
 def training_overlap(originals: Sequence[str], training_texts: set[str]) -> float:

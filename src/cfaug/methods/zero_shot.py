@@ -18,6 +18,8 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
+from cfaug.filters.base import record_filters
+from cfaug.filters.builtin import normalise
 from cfaug.methods.base import METHODS
 
 
@@ -61,12 +63,7 @@ class ZeroShot(LLMMethod):
             fields = dict(item.record.fields)
             fields[role] = text
             meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}
-            if _normalise(text) == _normalise(original):
-                meta["passed"] = False
-                meta["filter"] = "unchanged: the model returned the original text"
+            if normalise(text) == normalise(original):
+                record_filters(meta, {"changed": False}, {"changed": "the model returned the original text"})
             out.append(Counterfactual(item.record, fields, item.target, self.name, meta))
         return out
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.split()).lower()

@@ -156,6 +156,7 @@ class Runner:
             "model": self.model_info and {"path": str(o.model), "fingerprint": self.model_info["fingerprint"]},
         }
         self.config = config
+        self.out_schema = data.schema  # the columns as found in this input
         self.rd.open(config, overwrite=o.overwrite)
         self.rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
         for r in data.rejects[:20]:
@@ -233,15 +234,18 @@ class Runner:
         batches = [list(pending[i: i + bs]) for i in range(0, len(pending), bs)]
         job = Job(self.method.name, dict(self.options.params if not self.model_info else
                                          {**self.model_info["fit_params"], **self.options.params}),
-                  o.seed, self.task, self.schema, str(fitted.path) if fitted else None, ctx.device,
+                  o.seed, self.task, self.out_schema, str(fitted.path) if fitted else None, ctx.device,
                   self.method.resources)
         engine = make_engine(o.engine, workers=o.workers, ray_address=o.ray_address)
+        start = time.perf_counter()
         self.facts["engine"] = engine.execute(job, batches, on_line)
+        self.facts["engine"]["seconds"] = round(time.perf_counter() - start, 3)
+        self.facts["engine"]["items"] = len(pending)
         self.facts["batch_size"] = bs
 
     def _execute_items(self, pending: Sequence[WorkItem], on_line: Callable[[dict[str, Any]], None]) -> None:
         def finish(item: WorkItem, cfs: Any, error: str | None = None, details: dict[str, Any] | None = None) -> None:
-            on_line(result_line(item, cfs, self.schema, self.task, error=error, details=details))
+            on_line(result_line(item, cfs, self.out_schema, self.task, error=error, details=details))
 
         try:
             asyncio.run(_run_async(self.method, pending, self.task, finish, self.options.concurrency or 16))

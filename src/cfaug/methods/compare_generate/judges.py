@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +25,13 @@ from cfaug.data.records import Record
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.config import ConfigError
+from cfaug.judges.registry import JudgeContext, label_judge_spec, register_judge
+from cfaug.registry import spec_name
 from cfaug.methods.compare_generate.objective import STYLE_RANGE, Judgement
 
 if TYPE_CHECKING:
     from cfaug.methods.compare_generate.strategy import ItemContext, StrategyMethod
 
-JUDGE_KINDS = ("llm", "tfidf", "hf")
 #: Answer length of a judge request: a label or a number, with room for a short lead-in.
 JUDGE_MAX_TOKENS = 24
 
@@ -109,45 +111,37 @@ class LocalJudge:
         return await asyncio.to_thread(self.predict, fields, ctx.item.target)
 
 
-def build_judge(kind: str, method: StrategyMethod, task: Task, *, data: str | None = None,
+@dataclass
+class LLMJudgeConfig:
+    """(no parameters: the prompt is ``judge-<task>``)"""
+
+
+@register_judge("llm.v1", "the generating LLM with a few-shot classification prompt (inside LLM methods only)",
+                LLMJudgeConfig)
+def _build_llm_judge(cfg: LLMJudgeConfig, ctx: JudgeContext) -> LLMJudge:
+    if ctx.llm is None:
+        raise ConfigError("the llm judge is only available inside an LLM method (it asks the generating model)")
+    return LLMJudge(ctx.llm, ctx.task)
+
+
+def build_judge(kind: Any, method: StrategyMethod, task: Task, *, data: str | None = None,
                 model: str | None = None, labels: str | None = None, seed: int = 0,
-                device: str | None = None) -> LLMJudge | LocalJudge:
-    """The loop's judge from the method's parameters (see the module docstring)."""
-    if kind not in JUDGE_KINDS:
-        raise ConfigError(f"judge must be one of {', '.join(JUDGE_KINDS)}, got {kind!r}")
-    if kind == "llm":
-        return LLMJudge(method, task)
-    if kind == "tfidf":
-        if not data:
-            raise ConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on")
-        from cfaug.data.io import DataError, read_dataset
-        from cfaug.judges.classifier import TfidfLinearJudge
-        from cfaug.data.fingerprint import hash_source
-
-        try:
-            ds = read_dataset(data, task)
-        except DataError as exc:
-            raise ConfigError(f"judge_data: {exc}") from None
-        if len({r.label for r in ds.records}) < 2:
-            raise ConfigError(f"judge_data {data}: needs at least two labels to train a judge")
-        clf = TfidfLinearJudge(model="logreg", seed=seed).fit(_inputs(ds.records, task), [r.label for r in ds.records])
-        return LocalJudge(clf, task, {"train_data": str(data), "train_data_sha256": hash_source(data),
-                                      "train_rows": len(ds.records)})
-    if not model:
-        raise ConfigError("judge=hf needs judge_model=PATH: a local sequence classifier folder")
-    from cfaug.judges.classifier import HFClassifierJudge
+                device: str = "cpu") -> LLMJudge | LocalJudge:
+    """The loop's judge from the method's parameters (see the module docstring): the shared judge
+    builder with this method's model lent to the ``llm`` judge."""
     from cfaug.judges.models import ModelPathError
+    from cfaug.judges.registry import build_judge as build_part
 
-    names = [x.strip() for x in labels.split(",")] if labels else None
+    spec = label_judge_spec(kind, data=data, model=model, labels=labels, role="judge")
+    name = spec_name(spec, "judges")[0].split(".")[0]
+    if name == "tfidf" and not spec.get("data"):
+        raise ConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on")
     try:
-        clf = HFClassifierJudge(model, labels=names, device=device)
+        judge = build_part(spec, JudgeContext(task, seed=seed, device=device, llm=method))
     except (ModelPathError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
         raise ConfigError(f"judge_model: {exc}") from None
-    return LocalJudge(clf, task, {})
-
-
-def _inputs(records: Sequence[Record], task: Task) -> list[Any]:
-    if len(task.roles) == 1:
-        return [r.fields[task.roles[0]] for r in records]
-    return [tuple(r.fields[k] for k in task.roles) for r in records]
-
+    if isinstance(judge, LLMJudge):
+        return judge
+    return LocalJudge(judge, task, {})

@@ -21,6 +21,7 @@ from cfaug.training.context import StageContext
 from cfaug.llm.errors import UnparsedAnswer
 from cfaug.methods.llm_method import Answer
 from cfaug.config import ConfigError
+from cfaug.filters.base import record_filters
 from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
 from cfaug.methods.compare_generate.objective import Candidate, Objective
 from cfaug.methods.compare_generate.strategy import ItemContext, StrategyConfig, StrategyMethod
@@ -32,7 +33,7 @@ class SearchConfig(StrategyConfig):
 
     ``judge``: ``llm`` (the model with a few-shot classification prompt), ``tfidf`` (trained on
     ``judge_data``) or ``hf`` (a local classifier ``judge_model``, outputs named by ``judge_labels``,
-    run on ``judge_device``); ``alpha``: weight of the relevance term; ``relevance``: ``auto`` (token
+   ); ``alpha``: weight of the relevance term; ``relevance``: ``auto`` (token
     distance for label flips, embedding similarity for style), ``token``, ``char`` or ``embedding``;
     ``style_threshold``: style score from which a style candidate counts as aligned; ``init_temperature``:
     temperature of the two initial few-shot candidates; ``require_alignment``: mark the result as failed
@@ -43,7 +44,6 @@ class SearchConfig(StrategyConfig):
     judge_data: str | None = None
     judge_model: str | None = None
     judge_labels: str | None = None
-    judge_device: str | None = None
     alpha: float = 0.1
     relevance: str = "auto"
     style_threshold: float = 4.0
@@ -70,7 +70,7 @@ class SearchStrategy(StrategyMethod):
         self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold,
                                    encoder=self.encoder() if wants_embedding else None)
         self.judge = build_judge(c.judge, self, task, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,
-                                 seed=self.seed, device=c.judge_device)
+                                 seed=self.seed, device=ctx.device)
         if isinstance(self.judge, LLMJudge):
             p = self.judge.prompt
             facts["prompts"][p.name] = {"path": p.path, "sha256": p.sha256}
@@ -144,7 +144,8 @@ class SearchStrategy(StrategyMethod):
         }
         if self.config.require_alignment and not best.aligned:
             meta["passed"] = False
-            meta["filter"] = f"not aligned: the loop's judge ({self.judge.name}) does not give the best candidate the target"
+            record_filters(meta, {"aligned": False},
+                           {"aligned": f"the loop's judge ({self.judge.name}) does not give the best candidate the target"})
         return [self.counterfactual(ctx, best.text, meta)]
 
 

@@ -19,6 +19,8 @@ from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.config import ConfigError
+from cfaug.filters.base import record_filters
+from cfaug.filters.builtin import normalise
 from cfaug.methods.compare_generate.demonstrations import (Demo, DemoPool, builtin_demos, check_selection,
                                                            load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
@@ -209,12 +211,5 @@ class StrategyMethod(LLMMethod):
         out.update(meta)
         out["llm"] = ctx.usage.to_meta()
         if normalise(text) == normalise(ctx.original):
-            out["passed"] = False
-            out["filter"] = "unchanged: the answer is the original text"
+            record_filters(out, {"changed": False}, {"changed": "the answer is the original text"})
         return Counterfactual(ctx.item.record, ctx.fields_with(text), ctx.item.target, self.name, out)
-
-
-def normalise(text: str) -> str:
-    """Whitespace- and case-insensitive form of a text, for 'unchanged' checks."""
-    return " ".join(text.split()).lower()
-

@@ -171,9 +171,9 @@ class MethodWorker:
 
     def ready(self) -> dict[str, Any]:
         """Where this actor runs and what it loaded (called once, to time the start-up)."""
-        import socket
+        import ray
 
-        return {"host": socket.gethostname(), "pid": os.getpid(), "artifacts": self.artifacts,
+        return {"node": ray.get_runtime_context().get_node_id(), "pid": os.getpid(), "artifacts": self.artifacts,
                 "shipped": self.shipped, "device": self.job.device}
 
     def run(self, batch: list[WorkItem]) -> list[dict[str, Any]]:
@@ -230,10 +230,10 @@ class RayEngine:
         actors: list[Any] = []
         try:
             facts["connect_seconds"] = round(time.perf_counter() - start, 3)
-            actors, options = self._start(ray, job, len(batches), private=started_here and not self.address,
-                                          facts=facts)
+            actors = self._start(ray, job, len(batches), private=started_here and not self.address, facts=facts)
             facts["startup_seconds"] = round(time.perf_counter() - start, 3)
             self._run(ray, actors, batches, on_line)
+            facts["work_seconds"] = round(time.perf_counter() - start - facts["startup_seconds"], 3)
             with contextlib.suppress(Exception):
                 ray.get([a.close.remote() for a in actors], timeout=30)
         finally:
@@ -242,12 +242,11 @@ class RayEngine:
                     ray.kill(a)
             if started_here:
                 ray.shutdown()
-        facts["work_seconds"] = round(time.perf_counter() - start - facts["startup_seconds"], 3)
         return facts
 
     # -- start-up --------------------------------------------------------------------------------------
     def _start(self, ray: Any, job: Job, n_batches: int, *, private: bool,
-               facts: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+               facts: dict[str, Any]) -> list[Any]:
         total = ray.cluster_resources()
         cpus = max(float(job.resources.cpus), 0.0)
         gpus = float(job.resources.gpus) if job.device.startswith("cuda") else 0.0
@@ -270,7 +269,8 @@ class RayEngine:
         if private and (n * cpus > total.get("CPU", 0.0) + 1e-9):
             raise RayEngineError(f"{n} workers x {cpus:g} CPUs do not fit the {total.get('CPU', 0):g} CPUs of "
                                  "this machine; lower --workers")
-        facts.update(workers=n, resources_per_worker={**options, "memory_mb": options.get("memory", 0) // 2**20})
+        facts.update(workers=n, resources_per_worker={"cpus": cpus, "gpus": gpus,
+                                                     "memory_mb": options.get("memory", 0) // 2**20})
         package = self._package(ray, job)
         facts["artifacts_shipped_bytes"] = package[1] if package else 0
         from cfaug.methods.base import METHODS
@@ -286,9 +286,9 @@ class RayEngine:
                 with contextlib.suppress(Exception):
                     ray.kill(a)
             raise
-        facts["nodes"] = len({i["host"] for i in info})
+        facts["nodes"] = len({i["node"] for i in info})
         facts["actors_unpacked_artifacts"] = sum(bool(i["shipped"]) for i in info)
-        return actors, options
+        return actors
 
     def _package(self, ray: Any, job: Job) -> tuple[Any, int] | None:
         """The artifact folder as one object in the store, when it has to travel."""
