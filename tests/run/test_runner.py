@@ -10,7 +10,6 @@ import pytest
 
 from cfaug.data.io import DataError
 from cfaug.data.records import Counterfactual
-from cfaug.data.tasks import make_task
 from cfaug.methods.base import METHODS, Method
 from cfaug.registry import Entry
 from cfaug.run.rundir import RunDirError
@@ -30,7 +29,7 @@ class WordSwap(Method):
     name = "word-swap.v1"
     Config = SwapConfig
     supported_tasks = ("sentiment", "rating", "nli")
-    batch_size = 3
+    default_batch_size = 3
     calls: list[list[str]] = []
 
     def generate(self, items, task):
@@ -56,7 +55,7 @@ class WordSwap(Method):
 
 class AsyncWordSwap(WordSwap):
     name = "async-word-swap.v1"
-    is_async = True
+    work_unit = "item"
 
     async def agenerate(self, item, task):
         return WordSwap.generate(self, [item], task)[0]
@@ -83,10 +82,11 @@ def reviews(tmp_path):
     return f
 
 
-def go(source, tmp_path, method="word-swap", task="sentiment", out="out.jsonl", task_options=None, **opts):
+def go(source, tmp_path, method="word-swap", out="out.jsonl", **opts):
     opts.setdefault("progress", False)
-    return run(source, make_task(task, **(task_options or {})), None, tmp_path / "run",
-               RunOptions(method=method, **opts), output=tmp_path / out if out else None, log=lambda m: None)
+    opts.setdefault("workers", 1)  # in-process, so that WordSwap.calls sees every call
+    return run(source, RunOptions(method=method, run_dir=str(tmp_path / "run"), **opts),
+               output=tmp_path / out if out else None, log=lambda m: None)
 
 
 @pytest.mark.parametrize("method", ["word-swap", "async-word-swap"])
@@ -202,7 +202,7 @@ def test_rating_middle_labels_go_both_ways(tmp_path):
 
 
 def test_nli_edits_only_the_chosen_side_once_per_other_relation(nli_tsv, tmp_path):
-    _, rows = go(nli_tsv, tmp_path, task="nli", task_options={"edit_side": "hypothesis"})
+    _, rows = go(nli_tsv, tmp_path, task="nli", edit_side="hypothesis")
     assert len(rows) == 12  # 6 pairs x the 2 other relations
     first = [r for r in rows if r["source_id"] == "1"]
     assert [r["gold_label"] for r in first] == ["neutral", "contradiction"]
