@@ -95,7 +95,12 @@ def test_run_directory_contents(default_run):
     assert cfg["method"] == "auto-cad.v1" and cfg["params"]["min_similarity"] == 0.5 and cfg["seed"] == 0
     man = json.loads((run / "manifest.json").read_text())
     assert man["input_hash"] == cfg["input_hash"] and man["versions"]["torch"] and man["seed"] == 0
-    assert man["method_facts"]["classifier"]["judge"] == "tfidf-logreg"
+    training = man["method_facts"]["training"]  # the training stage: where C and the rest were fitted
+    assert cfg["params"]["classifier"] == "tfidf" and training["fit_facts"]["classifier_folds"] == 5
+    assert training["train_rows"] == 40 and training["fingerprint"] and Path(training["artifacts"]).name == training["fingerprint"]
+    from cfaug.judges.classifier import TfidfLinearJudge
+
+    assert TfidfLinearJudge.load(Path(training["artifacts"]) / "classifier-fold0.pkl").describe()["judge"] == "tfidf-logreg"
     results = read_jsonl(run / "results.jsonl")
     assert len(results) == 40 and len({r["key"] for r in results}) == 40
     summary = json.loads((run / "summary.json").read_text())
@@ -187,14 +192,22 @@ def test_seed_makes_output_deterministic(tmp_path, sentiment_tsv, fast):
     assert sorted(res("a"), key=lambda r: r["key"]) == sorted(res("b"), key=lambda r: r["key"])
 
 
-def test_limit_and_keep_failed(tmp_path, sentiment_tsv, fast):
+def test_limit_and_keep_failed(tmp_path, sentiment_tsv, fast, tiny_classifier_dir):
+    # C is the tiny random classifier: it rarely flips, so there are failures to keep. (The TF-IDF classifier
+    # is now trained on all 40 rows, --limit does not limit training data, and flips every one of the 10.)
     out = tmp_path / "o.jsonl"
-    assert augment(sentiment_tsv, "--limit", "10", "--keep-failed", "-o", out, *fast) == 0
+    assert augment(sentiment_tsv, "--limit", "10", "--keep-failed", "--classifier", tiny_classifier_dir,
+                   "-o", out, *fast) == 0
     rows = read_jsonl(out)
     assert {r["source_id"] for r in rows} <= {f"r{i:02d}" for i in range(1, 11)}
-    assert any(r["meta"]["passed"] is False for r in rows)  # a random classifier rarely flips: failures kept
+    failed = [r for r in rows if r["meta"]["passed"] is False]
+    assert failed  # failures kept
+    assert all(r["meta"]["filters"]["flip"] is False for r in failed)
     summary = json.loads((tmp_path / "o.jsonl.run" / "summary.json").read_text())
     assert summary["items"] == 10 and summary["counterfactuals_written"] == len(rows)
+    assert summary["candidates_filtered_out"] == len(failed)
+    manifest = json.loads((tmp_path / "o.jsonl.run" / "manifest.json").read_text())
+    assert manifest["method_facts"]["training"]["train_rows"] == 40  # --limit does not limit training data
 
 
 def test_rating_task_to_a_chosen_target(tmp_path, sentiment_tsv, fast):
@@ -269,8 +282,8 @@ def test_missing_column_flag(sentiment_tsv, tmp_path, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--method", "auto-kad"], "unknown method 'auto-kad'"),
-    (["-p", "colour=red"], "unknown parameter(s) for auto-cad.v1: colour"),
-    (["-p", "folds=many"], "parameter folds: cannot read 'many' as int"),
+    (["-p", "colour=red"], "unknown parameter(s) of auto-cad.v1: colour; valid: "),
+    (["-p", "folds=many"], "parameter folds of auto-cad.v1: cannot read 'many' as int"),
     (["-p", "novalue"], "--param expects KEY=VALUE"),
     (["--target", "neutral"], "unknown label 'neutral'"),
     (["--config", "missing.yaml"], "config file missing.yaml: file not found"),

@@ -37,5 +37,11 @@ def test_methods_verbose_lists_parameters_with_defaults(capsys):
     assert main(["methods", "-v"]) == 0
     out = capsys.readouterr().out
     block = re.search(r"^auto-cad\.v1 .*\n((?:    .*\n)+)", out, re.M).group(1)
-    assert f"    min_similarity = {AutoCADConfig.min_similarity!r}\n" in block
-    assert "    classifier = None\n" in block
+    lines = {ln.split(" = ", 1)[0].strip(): ln for ln in block.splitlines()}
+    # name = default  [range] or {choices}  documentation
+    assert re.fullmatch(rf"    min_similarity = {AutoCADConfig.min_similarity!r}  \[0\.\.1\] +filter: edited-sentence "
+                        r"embedding similarity at least this .*", lines["min_similarity"])
+    assert re.fullmatch(rf"    max_edit_rate = {AutoCADConfig.max_edit_rate!r}  \[0\.\.\] +filter: token edit rate at most this",
+                        lines["max_edit_rate"])
+    assert re.fullmatch(r"    replace = 'all'  \{all, until-flip\} +REP-CT: .*", lines["replace"])
+    assert re.fullmatch(r"    classifier = 'tfidf' +classifier C: .*", lines["classifier"])

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,35 @@ from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import NLITask, SentimentTask
 from cfaug.llm import UnparsedAnswer, load_prompt
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
+from cfaug.training.context import StageContext
+
+_SERVER_PATH = Path(__file__).resolve().parents[1] / "llm" / "server.py"
+
+
+def _server_module():
+    """tests/llm/server.py (this file moved out of tests/llm, whose conftest provides the same fixtures)."""
+    name = "cfaug_tests_llm_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _SERVER_PATH)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """Every test gets its own default cache folder and no ambient LLM settings."""
+    monkeypatch.setenv("CFAUG_CACHE_DIR", str(tmp_path / "llm-cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CFAUG_LLM_BASE_URL", "CFAUG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def llm_server():
+    """A running test server (no latency, replies "OK" unless scripted)."""
+    with _server_module().FakeLLM() as srv:
+        yield srv
 
 
 class Echo(LLMMethod):
@@ -63,17 +95,23 @@ def test_never_parsed_answers_are_kept_in_the_error(llm_server):
     assert llm_server.count() == 3
 
 
-def test_identity_params_leave_out_operational_settings(llm_server):
-    a = make(llm_server, concurrency=4, cache_dir="/tmp/x")
-    b = make(llm_server, concurrency=64)
-    assert a.identity_params() == b.identity_params()
-    assert a.identity_params()["llm"]["model"] == "test-model"
-    assert a.concurrency == 4
+def test_identity_params_leave_out_operational_settings(llm_server, tmp_path):
+    a = make(llm_server, cache_dir=str(tmp_path / "x"), rpm=600)
+    b = make(llm_server)
+    try:
+        a.prepare([], SentimentTask(), StageContext(concurrency=4))  # the run's --concurrency
+        b.prepare([], SentimentTask(), StageContext(concurrency=64))
+        assert a.identity_params() == b.identity_params()
+        assert a.identity_params()["llm"]["model"] == "test-model"
+        assert a.settings.concurrency == 4 and b.settings.concurrency == 64
+    finally:
+        a.close()
+        b.close()
 
 
 def test_prepare_builds_the_client_and_records_settings(llm_server):
     method = make(llm_server)
-    facts = method.prepare([], SentimentTask())
+    facts = method.prepare([], SentimentTask(), StageContext())
     assert facts["llm"]["backend"] == "openai" and facts["llm"]["model"] == "test-model"
     assert facts["llm"]["cache"].endswith("requests.sqlite")
     method.close()

@@ -144,7 +144,9 @@ def test_unchanged_answers_are_filtered_and_unparsed_ones_recorded(tmp_path):
         assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 0
         assert srv.count("Boring from start") == 3  # first answer + 2 retries with a reminder
     rows = {r["source_id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
-    assert rows["3"]["meta"]["passed"] is False and rows["3"]["meta"]["filter"].startswith("unchanged")
+    meta = rows["3"]["meta"]
+    assert meta["passed"] is False and meta["filters"] == {"changed": False}
+    assert meta["filter_notes"]["changed"] == "the model returned the original text"
     assert "4" not in rows
     lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
     assert lines["4"]["status"] == "error" and lines["4"]["error"].startswith("UnparsedAnswer")

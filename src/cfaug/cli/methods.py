@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
 
     for entry in METHODS.entries():
         cls = entry.obj
-        flags = [f"{cls.work_unit}s"] + (["trains"] if cls.trains else [])
+        flags = [{"batch": "batches", "item": "items"}[cls.work_unit]] + (["trains"] if cls.trains else [])
         print(f"{entry.name:<22} [{', '.join(cls.supported_tasks)}] ({', '.join(flags)})  {entry.description}")
         if args.verbose:
             for info in describe_params(cls.Config):

@@ -1,6 +1,7 @@
-"""auto-CAD as a method: prepare on the 40-row fixture, generate, and check every candidate's provenance.
+"""auto-CAD as a method: fit on the 40-row fixture, load the artifacts, generate, and check every
+candidate's provenance.
 
-Two prepared instances are shared by the module (each load takes seconds): the default recipe (TF-IDF
+Two fitted and loaded instances are shared by the module (each takes seconds): the default recipe (TF-IDF
 classifier trained on the input, lexicon proposer, packaged sentence encoder) and one with a tiny HF
 classifier and a tiny masked LM given by local path."""
 
@@ -20,6 +21,8 @@ from cfaug.methods.auto_cad.causal_terms import CausalTerm
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.text import apply_edits, tokenize
 from cfaug.config import ConfigError
+from cfaug.methods import build_method
+from cfaug.training.context import FitContext, StageContext
 
 LEX = load_lexicon()
 
@@ -39,12 +42,30 @@ def items(records, task):
     return [WorkItem(r, t) for r in records for t in task.targets(r)]
 
 
+def fitted(config, records, task, artifacts, seed=0):
+    """An auto-CAD fitted on ``records`` into ``artifacts`` and loaded from there (as a run does)."""
+    m = AutoCAD(config, seed=seed)
+    fit_facts = m.fit(records, task, FitContext(artifact_dir=artifacts, progress=False))
+    return m, fit_facts, m.load(artifacts, task, StageContext(progress=False))
+
+
 @pytest.fixture(scope="module")
-def default_method(records, task, encoder_path):
-    m = AutoCAD(AutoCADConfig(encoder=str(encoder_path), device="cpu", min_similarity=0.5, variants="rm,rep"), seed=0)
-    facts = m.prepare(records, task)
-    yield m, facts
+def default_artifacts(tmp_path_factory):
+    return tmp_path_factory.mktemp("auto-cad-default")
+
+
+@pytest.fixture(scope="module")
+def default_fit(records, task, encoder_path, default_artifacts):
+    m, fit_facts, facts = fitted(AutoCADConfig(encoder=str(encoder_path), min_similarity=0.5, variants="rm,rep"),
+                                 records, task, default_artifacts)
+    yield m, fit_facts, facts
     m.close()
+
+
+@pytest.fixture(scope="module")
+def default_method(default_fit):
+    m, _, facts = default_fit
+    return m, facts
 
 
 @pytest.fixture(scope="module")
@@ -56,17 +77,22 @@ def candidates(results):
     return [cf for cfs in results for cf in cfs]
 
 
-def with_config(method, **changes):
-    """The prepared method with some filter settings changed (filters are read at generation time)."""
-    method.config = dataclasses.replace(method.config, **changes)
-    return method
+def with_config(method, artifacts, task, **changes):
+    """Another instance with some filter settings changed, loaded from the same artifacts (filter settings
+    are not fit parameters; filters are built when the method is loaded)."""
+    other = AutoCAD(dataclasses.replace(method.config, **changes), seed=method.seed)
+    other.load(artifacts, task, StageContext(progress=False))
+    return other
 
 
 # ------------------------------------------------------------------------------------------ provenance
 
 
-def test_prepare_reports_the_classifier_and_the_proposer(default_method):
-    _, facts = default_method
+def test_fit_and_load_report_the_classifier_and_the_proposer(default_fit, default_artifacts):
+    _, fit_facts, facts = default_fit
+    assert fit_facts["classifier_folds"] == 5 and fit_facts["training_texts"] == 40 and fit_facts["mined_pairs"] == 0
+    assert sorted(p.name for p in default_artifacts.glob("classifier-fold*.pkl")) == [
+        f"classifier-fold{f}.pkl" for f in range(5)]
     assert facts["classifier"]["judge"] == "tfidf-logreg" and facts["classifier_folds"] == 5
     assert facts["proposer"] == "lexicon" and facts["mined_pairs"] == 0
 
@@ -109,9 +135,12 @@ def test_filters_are_recorded_and_decide_passed(default_method, default_results)
     cands = candidates(default_results)
     for cf in cands:
         f = cf.meta["filters"]
-        assert {"flip", "edit_rate", "similarity"} <= set(f)
+        assert list(f) == ["flip", "edit_rate", "similarity"]  # in the order they run
         assert f["flip"] == cf.meta["own_judge"]["flipped"]
-        assert f["edit_rate"] == (cf.meta["edit_rate"] <= max_rate)
+        if f["flip"]:
+            assert f["edit_rate"] == (cf.meta["edit_rate"] <= max_rate)
+        else:
+            assert f["edit_rate"] is None  # not computed: an earlier filter already failed
         if f["flip"] and f["edit_rate"]:
             assert f["similarity"] == (cf.meta["similarity"] >= 0.5)
         else:
@@ -142,43 +171,37 @@ def test_a_negation_only_text_gives_one_candidate(default_method, task):
 # ------------------------------------------------------------------------------------ minimality filter
 
 
-def test_edit_rate_filter_marks_candidates_failed(default_method, items, task):
+def test_edit_rate_filter_marks_candidates_failed(default_method, default_artifacts, items, task):
     m, _ = default_method
-    old = m.config
-    try:
-        results = with_config(m, max_edit_rate=0.05).generate(items[:8], task)
-    finally:
-        m.config = old
+    results = with_config(m, default_artifacts, task, max_edit_rate=0.05).generate(items[:8], task)
     cands = candidates(results)
     assert cands
     for cf in cands:
+        f = cf.meta["filters"]
         assert cf.meta["edit_rate"] > 0.05
-        assert cf.meta["filters"]["edit_rate"] is False and cf.meta["filters"]["similarity"] is None
+        # the edit-rate filter runs after the flip filter: it fails every candidate that got that far
+        assert f["edit_rate"] is (False if f["flip"] else None) and f["similarity"] is None
         assert cf.meta["passed"] is False
+    assert any(cf.meta["filters"]["edit_rate"] is False for cf in cands)
 
 
-def test_similarity_filter_marks_candidates_failed(default_method, items, task):
+def test_similarity_filter_marks_candidates_failed(default_method, default_artifacts, items, task):
     m, _ = default_method
-    old = m.config
-    try:
-        results = with_config(m, min_similarity=0.999).generate(items[:8], task)
-    finally:
-        m.config = old
+    results = with_config(m, default_artifacts, task, min_similarity=0.999).generate(items[:8], task)
     judged = [cf for cf in candidates(results) if cf.meta["filters"]["flip"] and cf.meta["filters"]["edit_rate"]]
     assert judged
     for cf in judged:
         assert cf.meta["similarity"] < 0.999 and cf.meta["filters"]["similarity"] is False and not cf.passed
 
 
-def test_similarity_off_skips_the_encoder(default_method, items, task):
+def test_similarity_off_skips_the_encoder(default_method, default_artifacts, items, task):
     m, _ = default_method
-    old = m.config
-    try:
-        results = with_config(m, min_similarity=0.0).generate(items[:4], task)
-    finally:
-        m.config = old
+    off = with_config(m, default_artifacts, task, min_similarity=0.0)
+    results = off.generate(items[:4], task)
+    assert candidates(results)
     for cf in candidates(results):
         assert "similarity" not in cf.meta["filters"] and "similarity" not in cf.meta
+    assert off._encoder is None  # the lexicon proposer reads its word vectors from the artifacts
 
 
 # ----------------------------------------------------------------------------------------- determinism
@@ -232,25 +255,34 @@ def test_removing_a_word():
 
 
 @pytest.mark.parametrize("params,message", [
-    ({"replace": "sometimes"}, "replace must be 'all' or 'until-flip'"),
-    ({"variants": "rm,swap"}, "variants must be a subset of rm,rep"),
-    ({"variants": ""}, "variants must be a subset of rm,rep"),
+    ({"replace": "sometimes"}, r"parameter replace of auto-cad.v1: 'sometimes' is not one of all, until-flip$"),
+    ({"variants": "rm,swap"}, r"parameter variants of auto-cad.v1: 'rm,swap' is not one of rep, rm, rm,rep, rep,rm$"),
+    ({"variants": ""}, r"parameter variants of auto-cad.v1: '' is not one of rep, rm, rm,rep, rep,rm$"),
+    ({"max_edit_rate": "-1.0"}, r"parameter max_edit_rate of auto-cad.v1: -1.0 is below the minimum 0$"),
+    ({"classifier": "gpt"}, r"classifier must be one of tfidf, hf, llm or a judge spec, got 'gpt'"),
+    ({"classifier": "hf"}, r"classifier=hf needs classifier_model=PATH"),
 ])
 def test_bad_parameters(params, message):
     with pytest.raises(ConfigError, match=message):
-        AutoCAD(AutoCADConfig(**params))
+        build_method("auto-cad", params)
 
 
-def test_unsupported_task_and_single_label_input(records):
+def test_unsupported_task_and_single_label_input(records, tmp_path, sentiment_tsv, tiny_mlm_dir):
     with pytest.raises(ConfigError, match="supports tasks sentiment, rating, not 'nli'"):
-        AutoCAD().prepare(records, make_task("nli"))
+        AutoCAD().prepare(records, make_task("nli"), StageContext())
     positives = [r for r in records if r.label == "positive"]
-    with pytest.raises(ConfigError, match="needs both labels"):
-        AutoCAD().prepare(positives, make_task("sentiment"))
+    with pytest.raises(ConfigError, match=r"only the label\(s\) \['positive'\].*-p classifier_data=FILE"):
+        AutoCAD().fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "a", progress=False))
+    # what the message suggests: a classifier trained on other labelled data
+    m = AutoCAD(AutoCADConfig(classifier_data=str(sentiment_tsv), mlm=str(tiny_mlm_dir)))
+    (tmp_path / "b").mkdir()
+    facts = m.fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "b", progress=False))
+    assert facts["classifier_folds"] == 1
 
 
-@pytest.mark.parametrize("param,name", [("classifier", "bert-base-uncased"), ("mlm", "distilroberta-base")])
-def test_hub_names_are_refused_before_anything_is_fetched(records, task, param, name, monkeypatch):
+@pytest.mark.parametrize("params,name", [({"classifier": "hf", "classifier_model": "bert-base-uncased"}, "bert-base-uncased"),
+                                         ({"mlm": "distilroberta-base"}, "distilroberta-base")])
+def test_hub_names_are_refused_before_anything_is_fetched(records, task, params, name, monkeypatch):
     import huggingface_hub
 
     def no_network(*a, **k):
@@ -259,17 +291,17 @@ def test_hub_names_are_refused_before_anything_is_fetched(records, task, param, 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_network)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", no_network)
     with pytest.raises(ModelPathError, match=f"'{name}' is not a local folder.*does not download models"):
-        AutoCAD(AutoCADConfig(**{param: name}, min_similarity=0)).prepare(records, task)
+        build_method("auto-cad", {**params, "min_similarity": 0}).prepare(records, task, StageContext())
 
 
 # ------------------------------------------------------------------------------ HF classifier and MLM
 
 
 @pytest.fixture(scope="module")
-def hf_method(records, task, tiny_classifier_dir, tiny_mlm_dir):
-    m = AutoCAD(AutoCADConfig(classifier=str(tiny_classifier_dir), mlm=str(tiny_mlm_dir), device="cpu",
-                              min_similarity=0), seed=0)
-    facts = m.prepare(records, task)
+def hf_method(records, task, tiny_classifier_dir, tiny_mlm_dir, tmp_path_factory):
+    m, _, facts = fitted(AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir),
+                                       mlm=str(tiny_mlm_dir), min_similarity=0),
+                         records, task, tmp_path_factory.mktemp("auto-cad-hf"))
     yield m, facts
     m.close()
 
@@ -299,7 +331,10 @@ def test_removal_and_replacement_giving_the_same_text_count_once(hf_results):
     assert_no_repeated_text(hf_results)
 
 
-def test_classifier_labels_must_be_task_labels(records, task, tiny_classifier_dir):
-    cfg = AutoCADConfig(classifier=str(tiny_classifier_dir), classifier_labels="neg,pos", device="cpu", min_similarity=0)
+def test_classifier_labels_must_be_task_labels(records, task, tiny_classifier_dir, tiny_mlm_dir, tmp_path):
+    cfg = AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir), classifier_labels="neg,pos",
+                        mlm=str(tiny_mlm_dir), min_similarity=0)
+    m = AutoCAD(cfg)
+    m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False))
     with pytest.raises(ConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
-        AutoCAD(cfg).prepare(records, task)
+        m.load(tmp_path, task, StageContext(progress=False))

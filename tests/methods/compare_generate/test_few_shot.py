@@ -53,7 +53,9 @@ def test_unchanged_answer_is_filtered(serve, scripted, run_method):
     model = scripted(**{"few-shot": ["<revised>A great film with a warm heart.</revised>"]})
     srv = serve(model)
     summary, rows, _ = run_method("few-shot", REVIEW, srv)
-    assert rows[0]["meta"]["passed"] is False and rows[0]["meta"]["filter"].startswith("unchanged")
+    meta = rows[0]["meta"]
+    assert meta["passed"] is False and meta["filters"] == {"changed": False}
+    assert meta["filter_notes"]["changed"] == "the answer is the original text"
     assert summary.candidates_filtered_out == 1
 
 

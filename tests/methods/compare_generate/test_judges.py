@@ -43,13 +43,13 @@ def test_hf_judge_by_local_path(tiny_classifier_dir):
     judge = build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir))  # type: ignore[arg-type]
     assert judge.predict({"text": "a great film"}, "negative").label in ("negative", "positive")
     assert judge.describe()["path"] == str(tiny_classifier_dir)
-    with pytest.raises(ConfigError, match=r"judge labels \['neg', 'pos'\] are not labels of task sentiment"):
+    with pytest.raises(ConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
         build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir), labels="neg,pos")  # type: ignore[arg-type]
 
 
 def test_judge_parameters_are_checked(tmp_path):
     task = make_task("sentiment")
-    with pytest.raises(ConfigError, match="judge must be one of llm, tfidf, hf"):
+    with pytest.raises(ConfigError, match="judge must be one of tfidf, hf, llm or a judge spec, got 'svm'"):
         build_judge("svm", None, task)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="judge=tfidf needs judge_data=PATH"):
         build_judge("tfidf", None, task)  # type: ignore[arg-type]

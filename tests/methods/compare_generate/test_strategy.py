@@ -91,7 +91,7 @@ def test_zero_shot_and_the_cli_accept_the_style_task(serve, scripted, tmp_path):
     ("n_demos=0", "n_demos must be at least 1"),
     ("patience=0", "patience must be at least 1"),
     ("demos_revised=x.tsv", "demos_revised needs demos=PATH"),
-    ("judge=gpt", "judge must be one of llm, tfidf, hf"),
+    ("judge=gpt", "judge must be one of tfidf, hf, llm or a judge spec, got 'gpt'"),
 ])
 def test_bad_parameters_stop_with_a_clear_error(tmp_path, capsys, param, message):
     inp = tmp_path / "in.tsv"

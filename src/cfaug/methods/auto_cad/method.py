@@ -116,6 +116,25 @@ class AutoCAD(Method):
     def _trains_tfidf(self) -> bool:
         return spec_name(self.spec, "judges")[0].split(".")[0] == "tfidf"
 
+    def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
+        """Driver-side checks: the task, and that every model named by path is a local folder, so that a
+        hub name is refused here with a clear error (not inside an engine worker loading the method)."""
+        from cfaug.judges.models import ModelPathError, resolve_local_model
+
+        self.check_task(task)
+        c = self.config
+        name, params = spec_name(self.spec, "judges")
+        if name.split(".")[0] == "hf-classifier" and params.get("path"):
+            resolve_local_model(params["path"], "classifier")
+        if c.mlm:
+            resolve_local_model(c.mlm, "masked language model")
+        if c.encoder:
+            try:
+                resolve_local_model(c.encoder, "sentence encoder")
+            except ModelPathError as exc:
+                raise ConfigError(f"encoder: {exc}") from None
+        return {}
+
     def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
         """Train C (cross-fitted TF-IDF folds, each saved as it finishes so a killed training resumes), the
         bigram model of the training texts, the mined pairs and the proposer's word vectors."""

@@ -61,10 +61,15 @@ def _init_worker(job: Job) -> None:
     _die_with_parent()
     limit_threads()
     _WORKER["job"] = job
-    _WORKER["method"] = job.build()
+    try:
+        _WORKER["method"] = job.build()
+    except Exception as exc:  # noqa: BLE001 - raised again from _work, so the driver gets the real error
+        _WORKER["error"] = exc
 
 
 def _work(batch: list[WorkItem]) -> list[dict[str, Any]]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     return run_batch(_WORKER["method"], batch, _WORKER["job"])
 
 
