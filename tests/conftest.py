@@ -3,8 +3,11 @@ encoder, and tiny random BERT models saved to a temporary folder (nothing is eve
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import tempfile
+from types import ModuleType
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +22,45 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["CFAUG_MODEL_STORE"] = tempfile.mkdtemp(prefix="cfaug-test-models-")
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
+
+
+def _load_llm_server() -> ModuleType:
+    """tests/llm/server.py (the scripted loopback LLM server), loaded once by path whatever pytest's import
+    mode; test modules then import it as ``cfaug_tests_llm_server``."""
+    name = "cfaug_tests_llm_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "llm" / "server.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+llm_server_module = _load_llm_server()
+
+
+@pytest.fixture
+def isolated_llm_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A test's own default request-cache folder, and no ambient LLM settings."""
+    cache = tmp_path / "llm-cache"
+    monkeypatch.setenv("CFAUG_CACHE_DIR", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CFAUG_LLM_BASE_URL", "CFAUG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    return cache
+
+
+@pytest.fixture
+def llm_server():
+    """A running test server (no latency, replies "OK" unless scripted)."""
+    with llm_server_module.FakeLLM() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fake_llm() -> ModuleType:
+    """The server module (``FakeLLM``, ``echo_reply``...) for tests that build their own server."""
+    return llm_server_module
 
 #: Words every tiny tokenizer knows: sentence glue plus opinion words of both polarities from the lexicon.
 TINY_VOCAB = (

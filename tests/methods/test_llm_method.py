@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -16,33 +13,7 @@ from cfaug.llm import UnparsedAnswer, load_prompt
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.training.context import StageContext
 
-_SERVER_PATH = Path(__file__).resolve().parents[1] / "llm" / "server.py"
-
-
-def _server_module():
-    """tests/llm/server.py (this file moved out of tests/llm, whose conftest provides the same fixtures)."""
-    name = "cfaug_tests_llm_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _SERVER_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path, monkeypatch):
-    """Every test gets its own default cache folder and no ambient LLM settings."""
-    monkeypatch.setenv("CFAUG_CACHE_DIR", str(tmp_path / "llm-cache"))
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CFAUG_LLM_BASE_URL", "CFAUG_LLM_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def llm_server():
-    """A running test server (no latency, replies "OK" unless scripted)."""
-    with _server_module().FakeLLM() as srv:
-        yield srv
+pytestmark = pytest.mark.usefixtures("isolated_llm_cache")
 
 
 class Echo(LLMMethod):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -16,20 +15,9 @@ import pytest
 
 from cfaug.cli import main
 
-_SERVER_PATH = Path(__file__).resolve().parents[1] / "llm" / "server.py"
 
 
-def _server_module():
-    name = "cfaug_tests_llm_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _SERVER_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-FakeLLM = _server_module().FakeLLM
+from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
 SWAPS = {"great": "awful", "moving": "tedious", "dull": "lively", "tired": "fresh", "love": "hate",
          "Boring": "Gripping", "fine": "poor", "warm": "cold"}

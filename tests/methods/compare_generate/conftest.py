@@ -3,31 +3,18 @@ request cache, a runner helper and a scripted model that tells the strategies' p
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-_SERVER_PATH = Path(__file__).resolve().parents[2] / "llm" / "server.py"
 FIXTURES = Path(__file__).with_name("fixtures")
 
 
-def _server_module():
-    name = "cfaug_tests_llm_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _SERVER_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-FakeLLM = _server_module().FakeLLM
+from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
 #: Phrases that tell the prompts apart (each appears in one kind of built-in prompt only).
 KINDS = {
