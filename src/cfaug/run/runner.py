@@ -104,11 +104,12 @@ def make_schema(options: RunOptions) -> Schema:
     return Schema(text_cols=text_cols, label_col=options.label_col, id_col=options.id_col)
 
 
-def method_for(options: RunOptions) -> tuple[Method, dict[str, Any] | None]:
-    """The configured method; with ``--model``, its method and training parameters come from the model
-    folder (a parameter given again must agree with it)."""
+def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, Any] | None]:
+    """The configured method, the parameters it was built with, and the model folder's description; with
+    ``--model``, the method and its training parameters come from the model folder (a parameter given
+    again must agree with it)."""
     if not options.model:
-        return build_method(options.method or "auto-cad", options.params, options.seed), None
+        return build_method(options.method or "auto-cad", options.params, options.seed), dict(options.params), None
     info = read_model(options.model)
     from cfaug.methods import METHODS
 
@@ -118,7 +119,8 @@ def method_for(options: RunOptions) -> tuple[Method, dict[str, Any] | None]:
     if clash:
         raise ConfigError(f"--model {options.model} was trained with other values of {', '.join(sorted(clash))}; "
                           "train a new model or drop those parameters")
-    return build_method(info.method, {**info.fit_params, **options.params}, options.seed), asdict(info)
+    params = {**info.fit_params, **options.params}
+    return build_method(info.method, params, options.seed), params, asdict(info)
 
 
 class Runner:
@@ -131,7 +133,7 @@ class Runner:
         self.start = time.perf_counter()
         self.task = make_task_from(options)
         self.schema = make_schema(options)
-        self.method, self.model_info = method_for(options)
+        self.method, self.params, self.model_info = method_for(options)
         if not options.run_dir:
             raise ConfigError("a run needs a run directory")
         self.rd = RunDir(options.run_dir)
@@ -232,10 +234,8 @@ class Runner:
         o = self.options
         bs = o.batch_size or self.method.default_batch_size
         batches = [list(pending[i: i + bs]) for i in range(0, len(pending), bs)]
-        job = Job(self.method.name, dict(self.options.params if not self.model_info else
-                                         {**self.model_info["fit_params"], **self.options.params}),
-                  o.seed, self.task, self.out_schema, str(fitted.path) if fitted else None, ctx.device,
-                  self.method.resources)
+        job = Job(self.method.name, dict(self.params), o.seed, self.task, self.out_schema,
+                  str(fitted.path) if fitted else None, ctx.device, self.method.resources)
         engine = make_engine(o.engine, workers=o.workers, ray_address=o.ray_address)
         start = time.perf_counter()
         self.facts["engine"] = engine.execute(job, batches, on_line)

@@ -103,7 +103,9 @@ class AutoCAD(Method):
         self.variants = {v.strip() for v in c.variants.split(",") if v.strip()}
         self.spec = label_judge_spec(c.classifier, data=c.classifier_data, model=c.classifier_model,
                                      labels=c.classifier_labels, role="classifier")
-        if spec_name(self.spec, "judges")[0].split(".")[0] == "llm":
+        name, self._classifier_params = spec_name(self.spec, "judges")
+        self.classifier_kind = name.split(".")[0]  #: the registered judge C is, without its version
+        if self.classifier_kind == "llm":
             raise ConfigError("auto-cad needs a local classifier: classifier=tfidf or classifier=hf")
         self.lexicon = load_lexicon()
         self.classifier: Any = None
@@ -113,9 +115,6 @@ class AutoCAD(Method):
         self._device = "cpu"
 
     # ------------------------------------------------------------------------------------------- stages
-    def _trains_tfidf(self) -> bool:
-        return spec_name(self.spec, "judges")[0].split(".")[0] == "tfidf"
-
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
         """Driver-side checks: the task, and that every model named by path is a local folder, so that a
         hub name is refused here with a clear error (not inside an engine worker loading the method)."""
@@ -123,9 +122,8 @@ class AutoCAD(Method):
 
         self.check_task(task)
         c = self.config
-        name, params = spec_name(self.spec, "judges")
-        if name.split(".")[0] == "hf-classifier" and params.get("path"):
-            resolve_local_model(params["path"], "classifier")
+        if self.classifier_kind == "hf-classifier" and self._classifier_params.get("path"):
+            resolve_local_model(self._classifier_params["path"], "classifier")
         if c.mlm:
             resolve_local_model(c.mlm, "masked language model")
         if c.encoder:
@@ -142,9 +140,8 @@ class AutoCAD(Method):
         c = self.config
         jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
         facts: dict[str, Any] = {}
-        if self._trains_tfidf():
-            name, params = spec_name(self.spec, "judges")
-            own_data = bool(params.get("data"))
+        if self.classifier_kind == "tfidf":
+            own_data = bool(self._classifier_params.get("data"))
             if own_data:
                 k = 1
             else:
@@ -168,8 +165,7 @@ class AutoCAD(Method):
                         raise ConfigError("auto-cad needs both labels in every training fold; use fewer folds "
                                           "(-p folds=N) or -p classifier_data=FILE")
                     judge.fit([r.text() for r in train], [r.label for r in train])
-                judge.save(path.with_suffix(".tmp"))
-                path.with_suffix(".tmp").replace(path)
+                _dump(path, judge)
                 bar.update(1)
             bar.close()
             facts["classifier_folds"] = k
@@ -195,7 +191,7 @@ class AutoCAD(Method):
         self.check_task(task)
         c = self.config
         self._device = ctx.device
-        if self._trains_tfidf():
+        if self.classifier_kind == "tfidf":
             from cfaug.judges.classifier import TfidfLinearJudge
 
             self.folds = [TfidfLinearJudge.load(p) for p in
