@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_config_file(args.config) if args.config else {}
     options = run_options_from(args, cfg)
+    options.pop("method", None)  # the positional METHOD, passed on its own
     for name in _GENERATION_ONLY:
         options.pop(name, None)
     options["params"] = method_params(args, cfg)

@@ -55,7 +55,11 @@ def fit_or_load(method: Method, task: Task, records: Sequence[Record], train_sou
     with store.lock(fp):
         if output_dir is None and store.finished(fp):  # another run finished it while we waited
             return Fitted(final, ArtifactInfo.read(final), False, 0.0)
-        partial = store.partial(fp)
+        if output_dir is None:
+            partial = store.partial(fp)
+        else:  # beside the output, so the final rename stays on one file system
+            partial = output_dir.with_name(output_dir.name + ".partial")
+            partial.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         fctx = FitContext(device=ctx.device, seed=ctx.seed, progress=ctx.progress, log=ctx.log,
                           concurrency=ctx.concurrency, artifact_dir=partial)
@@ -64,8 +68,6 @@ def fit_or_load(method: Method, task: Task, records: Sequence[Record], train_sou
         seconds = time.perf_counter() - start
         info = ArtifactInfo(fp, method.name, method.fit_params(), task_identity(task), train_source,
                             hash_records(records), len(records), versions(), facts or {}, round(seconds, 3))
-        if output_dir is not None:
-            output_dir.parent.mkdir(parents=True, exist_ok=True)
         ArtifactStore.commit(partial, final, info)
     return Fitted(final, info, True, seconds)
 

@@ -1,0 +1,46 @@
+"""``cfaug train`` saves a model folder that ``cfaug augment --model`` uses without training."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+from cfaug.cli import main
+
+
+def cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_train_then_augment_with_the_model(tmp_path, sentiment_tsv, monkeypatch):
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    model = tmp_path / "model"
+    code, out, err = cli("train", "auto-cad", "--train-data", sentiment_tsv, "-o", model, "--no-progress")
+    assert code == 0, err
+    assert json.loads(out)["train_rows"] == 40 and (model / "artifact.json").exists()
+
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "a.jsonl", "--model", model, "--no-progress")
+    assert code == 0, err
+    facts = json.loads((tmp_path / "a.jsonl.run" / "manifest.json").read_text())["method_facts"]["training"]
+    assert facts["trained_now"] is False and facts["artifacts"] == str(model)
+    assert not list((tmp_path / "store").glob("*/artifact.json"))  # nothing was trained into the store
+    assert not list(tmp_path.glob("*.partial"))  # the training folder was moved into place
+
+    # the same output as a run that trains on the same data itself
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "b.jsonl", "--no-progress")
+    assert code == 0, err
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_a_training_parameter_that_disagrees_with_the_model_is_refused(tmp_path, sentiment_tsv, monkeypatch):
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    model = tmp_path / "model"
+    assert cli("train", "auto-cad", "--train-data", sentiment_tsv, "-o", model, "--no-progress")[0] == 0
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "a.jsonl", "--model", model, "-p", "folds=3")
+    assert code == 2 and "trained with other values of folds" in err
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "c.jsonl", "--model", tmp_path / "nothing")
+    assert code == 2 and "not a trained model folder" in err
