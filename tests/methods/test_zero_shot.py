@@ -136,6 +136,7 @@ def test_unchanged_answers_are_filtered_and_unparsed_ones_recorded(tmp_path):
     assert meta["passed"] is False and meta["filters"] == {"changed": False}
     assert meta["filter_notes"]["changed"] == "the model returned the original text"
     assert "4" not in rows
+    assert rows["1"]["meta"]["filters"] == {"changed": True} and rows["1"]["meta"]["passed"] is True
     lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
     assert lines["4"]["status"] == "error" and lines["4"]["error"].startswith("UnparsedAnswer")
     assert lines["4"]["details"]["answers"] == ["I am sorry, I cannot help with that."] * 3

@@ -63,7 +63,8 @@ class ZeroShot(LLMMethod):
             fields = dict(item.record.fields)
             fields[role] = text
             meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}
-            if normalise(text) == normalise(original):
-                record_filters(meta, {"changed": False}, {"changed": "the model returned the original text"})
+            changed = normalise(text) != normalise(original)
+            record_filters(meta, {"changed": changed},
+                           None if changed else {"changed": "the model returned the original text"})
             out.append(Counterfactual(item.record, fields, item.target, self.name, meta))
         return out

@@ -191,7 +191,10 @@ def test_not_aligned_best_is_marked_failed(serve, scripted, run_method):
     summary, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1, keep_failed=False)
     assert rows == [] and summary.candidates_filtered_out == 1
     _, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1, require_alignment=False)
-    assert rows[0]["meta"].get("passed", True) and not rows[0]["meta"]["aligned"]
+    assert rows[0]["meta"]["passed"] and not rows[0]["meta"]["aligned"]
+    assert rows[0]["meta"]["filters"] == {"changed": True}  # alignment not required: no verdict on it
+    summary, rows, _ = run_method("compare-generate", REVIEW, srv, patience=1, keep_failed=True)
+    assert rows[0]["meta"]["filters"] == {"aligned": False, "changed": True} and not rows[0]["meta"]["passed"]
 
 
 def test_local_judge_makes_no_judge_requests(serve, scripted, run_method, tmp_path):

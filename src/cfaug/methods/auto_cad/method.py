@@ -169,6 +169,7 @@ class AutoCAD(Method):
                 bar.update(1)
             bar.close()
             facts["classifier_folds"] = k
+            facts["classifier"] = _load(ctx.path("classifier-fold0.pkl")).describe()
         bigram = BigramModel().fit(
             [t.lower for t in toks if t.is_word] for toks in _sentences(r.text() for r in records))
         _dump(ctx.path("bigram.pkl"), bigram)

@@ -142,9 +142,8 @@ class SearchStrategy(StrategyMethod):
             "own_judge": {"name": self.judge.name, "flipped": best.aligned,
                           **({"label": best.judgement.label} if best.judgement.label is not None else {})},
         }
-        if self.config.require_alignment and not best.aligned:
-            meta["passed"] = False
-            record_filters(meta, {"aligned": False},
+        if self.config.require_alignment:
+            record_filters(meta, {"aligned": best.aligned}, None if best.aligned else
                            {"aligned": f"the loop's judge ({self.judge.name}) does not give the best candidate the target"})
         return [self.counterfactual(ctx, best.text, meta)]
 

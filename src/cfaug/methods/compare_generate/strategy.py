@@ -204,12 +204,17 @@ class StrategyMethod(LLMMethod):
 
     def counterfactual(self, ctx: ItemContext, text: str, meta: dict[str, Any]) -> Counterfactual:
         """The counterfactual for ``text``, with ``meta`` plus the strategy, the demonstrations, the item's
-        LLM usage, and a failed ``unchanged`` filter when the text is the original."""
+        LLM usage, and the ``changed`` filter's verdict next to any verdicts already in ``meta``."""
         out: dict[str, Any] = {"strategy": self.strategy}
         if ctx.demos:
             out["demos"] = [d.id for d in ctx.demos]
         out.update(meta)
         out["llm"] = ctx.usage.to_meta()
-        if normalise(text) == normalise(ctx.original):
-            record_filters(out, {"changed": False}, {"changed": "the answer is the original text"})
+        verdicts = dict(out.pop("filters", {}))
+        notes = dict(out.pop("filter_notes", {}))
+        verdicts["changed"] = normalise(text) != normalise(ctx.original)
+        if not verdicts["changed"]:
+            notes["changed"] = "the answer is the original text"
+        out.pop("passed", None)
+        record_filters(out, verdicts, notes or None)
         return Counterfactual(ctx.item.record, ctx.fields_with(text), ctx.item.target, self.name, out)
