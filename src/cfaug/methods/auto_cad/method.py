@@ -39,6 +39,7 @@ from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
     LexiconProposer,
     WordVectors,
@@ -48,6 +49,7 @@ from cfaug.methods.auto_cad.replacements import (
 )
 from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_spans, tokenize
 from cfaug.methods.base import METHODS, Method, Resources
+from cfaug.nlp.inflect import indefinite_article
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
 
@@ -86,6 +88,9 @@ class AutoCADConfig:
     max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
+                        "(loved -> hated, not -> hate): en_ewt (bundled), a spaCy pipeline folder or package, "
+                        "or none")
 
 
 @METHODS.register(NAME, "offline: remove/replace causal terms found by classifier sensitivity (RM-CT, REP-CT)")
@@ -111,6 +116,7 @@ class AutoCAD(Method):
         self.classifier: Any = None
         self.folds: list[Any] = []
         self.proposer: Any = None
+        self.tagger: Any = None
         self._encoder: Any = None
         self._device = "cpu"
 
@@ -131,6 +137,10 @@ class AutoCAD(Method):
                 resolve_local_model(c.encoder, "sentence encoder")
             except ModelPathError as exc:
                 raise ConfigError(f"encoder: {exc}") from None
+        if c.tagger != "none":
+            from cfaug.nlp import resolve_pipeline
+
+            resolve_pipeline(c.tagger)
         return {}
 
     def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
@@ -214,8 +224,14 @@ class AutoCAD(Method):
                 Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
                 top_n=c.top_candidates)
         self.filters = self._build_filters(task)
-        return {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
-                "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}
+        facts: dict[str, Any] = {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
+                                 "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}
+        if c.tagger != "none":
+            from cfaug.nlp import describe_pipeline, load_pipeline
+
+            self.tagger = load_pipeline(c.tagger, only=("tok2vec", "tagger"))
+            facts["tagger"] = describe_pipeline(self.tagger)
+        return facts
 
     def _build_filters(self, task: Task) -> list[Any]:
         c = self.config
@@ -259,6 +275,7 @@ class AutoCAD(Method):
     def _generate(self, items: Sequence[WorkItem], task: Task, clf: Any) -> list[list[Counterfactual]]:
         labels = list(clf.labels)
         docs = []
+        tags = self._tag_texts([item.record.text() for item in items])
         for item in items:
             tokens = tokenize(item.record.text())
             src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
@@ -273,7 +290,7 @@ class AutoCAD(Method):
 
         results: list[list[Counterfactual]] = [[] for _ in items]
         pending: list[tuple[int, str, list[Edit], list[CausalTerm]]] = []
-        rep_plans = (self._plan_replacements(items, docs, task, clf) if "rep" in self.variants
+        rep_plans = (self._plan_replacements(items, docs, tags, task, clf) if "rep" in self.variants
                      else [[] for _ in items])
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
@@ -284,7 +301,8 @@ class AutoCAD(Method):
                 for t in ranked:
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = list(firsts.values()) + [t for t in ranked if t not in firsts.values()]
-                edits, used = self._until_flip(clf, item, [(self._removal(tokens, t), t) for t in order])
+                edits, used = self._until_flip(clf, item, [(self._removal(tokens, t, item.record.text()), t)
+                                                           for t in order])
                 pending.append((i, "rm-ct", edits, used))
             if "rep" in self.variants and rep_plans[i]:
                 edits, used = self._until_flip(clf, item, rep_plans[i])
@@ -292,15 +310,17 @@ class AutoCAD(Method):
         self._finish(clf, items, docs, pending, results)
         return results
 
-    def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], task: Task, clf: Any) -> list[list[tuple[Edit, CausalTerm]]]:
+    def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], tags: Sequence[dict[int, str]],
+                           task: Task, clf: Any) -> list[list[tuple[Edit, CausalTerm]]]:
         """For every causal term with positive importance, the edit REP-CT would make, ordered by
-        importance; remaining label-polarity words follow (the further substitutions)."""
+        importance; remaining label-polarity words follow (the further substitutions). ``tags``: each
+        text's Penn Treebank tags by token start, which replacements must fit."""
         requests, where = [], []
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             tgt_pol = task.polarity(item.target)
             for t in terms:
                 if t.kind == "word":
-                    requests.append(_request(tokens, t.head, tgt_pol))
+                    requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
                     where.append((i, t))
         proposals = self.proposer.propose(requests) if requests else []
         # classifier movement toward the target for every (term, candidate), in one batch
@@ -333,8 +353,10 @@ class AutoCAD(Method):
             lm = np.array([s for _, s in cands])
             total = lm + self.config.classifier_weight * moves
             k = int(np.argmax(total))
-            tok = docs[i][0][t.head]
-            plans[i].append((Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace"), t))
+            tokens = docs[i][0]
+            tok = tokens[t.head]
+            edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
+            plans[i].append((agree_article(items[i].record.text(), tokens, t.head, edit), t))
         for i, (_, terms, _) in enumerate(docs):
             tokens = docs[i][0]
             for t in terms:
@@ -363,10 +385,18 @@ class AutoCAD(Method):
         n = max(1, min(n, len(plan)))
         return [e for e, _ in plan[:n]], [t for _, t in plan[:n]]
 
-    def _removal(self, tokens: Sequence[Token], term: CausalTerm) -> Edit:
+    def _tag_texts(self, texts: Sequence[str]) -> list[dict[int, str]]:
+        """Penn Treebank tag of every token of each text, keyed by its start character (empty without a
+        tagger)."""
+        if self.tagger is None:
+            return [{} for _ in texts]
+        return [{t.idx: t.tag_ for t in doc} for doc in self.tagger.pipe(texts, batch_size=64)]
+
+    def _removal(self, tokens: Sequence[Token], term: CausalTerm, text: str = "") -> Edit:
         tok = tokens[term.head]
         if term.kind == "word":
-            return Edit(tok.start, tok.end, "", tok.text, "remove")
+            edit = Edit(tok.start, tok.end, "", tok.text, "remove")
+            return agree_article(text, tokens, term.head, edit) if text else edit
         new = NEGATORS.get(tok.lower, "")
         if tok.lower == "n't" and term.head > 0:
             prev = tokens[term.head - 1]
@@ -444,25 +474,6 @@ def _load(path: Path) -> Any:
         return pickle.load(fh)
 
 
-_SCORE = re.compile(r"\b(\d{1,2}(?:\.\d)?)\s*(/|out of)\s*(10|5)\b", re.IGNORECASE)
-
-
-def score_edits(text: str, target_polarity: str | None) -> list[Edit]:
-    """Mirror explicit review scores on the scale ("8/10" -> "3/10", "4 out of 5" -> "2 out of 5") when
-    they sit on the wrong side of the middle for the target polarity."""
-    edits = []
-    for m in _SCORE.finditer(text):
-        value, scale = float(m.group(1)), int(m.group(3))
-        mid = scale / 2
-        wrong = (value > mid) if target_polarity == "negative" else (value < mid)
-        if target_polarity is None or not wrong or value > scale:
-            continue
-        mirrored = scale + 1 - value  # 1..10 <-> 10..1, 1..5 <-> 5..1
-        new = f"{mirrored:g}"
-        edits.append(Edit(m.start(1), m.end(1), new, m.group(1), "replace"))
-    return edits
-
-
 def edited_sentence_similarity(encoder: Any, originals: Sequence[str], rewrites: Sequence[str]) -> list[float]:
     """Similarity of each rewrite to its original, sentence by sentence.
 
@@ -516,10 +527,34 @@ def _sentences(texts: Sequence[str] | Any) -> Any:
             yield cur
 
 
-def _request(tokens: Sequence[Token], i: int, target_polarity: str) -> ReplacementRequest:
+def _request(tokens: Sequence[Token], i: int, target_polarity: str, tag: str = "") -> ReplacementRequest:
     tok = tokens[i]
     left = tokens[i - 1].lower if i > 0 and tokens[i - 1].sentence == tok.sentence else "<s>"
     right = tokens[i + 1].lower if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else "</s>"
     masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
-    return ReplacementRequest(tok.lower, left, right, target_polarity, masked)
+    return ReplacementRequest(tok.lower, left, right, target_polarity, masked, tag)
+
+
+def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:
+    """``edit`` of ``tokens[i]``, widened to rewrite the indefinite article before it when the word that
+    now follows the article needs the other one ("a great film" -> "an awful film"; removing "excellent"
+    from "an excellent film" -> "a film")."""
+    if i == 0 or tokens[i - 1].lower not in ("a", "an") or tokens[i - 1].sentence != tokens[i].sentence:
+        return edit
+    art = tokens[i - 1]
+    if edit.new.strip():
+        following = edit.new.split()[0]
+    elif i + 1 < len(tokens) and tokens[i + 1].sentence == tokens[i].sentence and tokens[i + 1].is_word:
+        following = tokens[i + 1].text
+    else:
+        return edit
+    want = indefinite_article(following)
+    if want == art.lower:
+        return edit
+    article = match_case(art.text, want)
+    if edit.new.strip():
+        new = article + text[art.end:edit.start] + edit.new
+    else:  # removal: the article stays, in the form the next word needs
+        new = article
+    return Edit(art.start, edit.end, new, text[art.start:edit.end], edit.kind)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cfaug.nlp.inflect import reinflect, upos_of_tag
 from cfaug.proposers import PROPOSERS
 
 from cfaug.methods.auto_cad.lexicon import Lexicon
@@ -35,6 +36,24 @@ class ReplacementRequest:
     right: str  # lower-cased next token ("</s>" at sentence end)
     target_polarity: str
     masked_sentence: str = ""  # the sentence with the word replaced by the mask token "[MASK]"
+    tag: str = ""  # the word's Penn Treebank tag ("" when untagged): replacements take its class and form
+
+
+def fit_word_class(cands: Sequence[tuple[str, float]], req: ReplacementRequest) -> list[tuple[str, float]]:
+    """Candidates put in the word class and form of the replaced word (its tag), dropping those that cannot
+    be that class ("heaven" for a past participle) and duplicates ("hates", "hated" -> "hated"). Untagged
+    requests and closed-class tags keep the candidates as they are."""
+    upos = upos_of_tag(req.tag)
+    if not upos:
+        return list(cands)
+    out, seen = [], {req.word}
+    for cand, score in cands:
+        form = reinflect(cand, upos, req.tag)
+        if form is None or form in seen:
+            continue
+        seen.add(form)
+        out.append((form, score))
+    return out
 
 
 @dataclass
@@ -126,7 +145,7 @@ class LexiconProposer:
         self._embed(sorted({r.word for r in requests}))  # one batched encoder call, memoised
         out = []
         for req in requests:
-            cands = self.priors(req.word, req.target_polarity)
+            cands = fit_word_class(self.priors(req.word, req.target_polarity), req)
             if not cands:
                 out.append([])
                 continue
@@ -179,6 +198,7 @@ class MaskedLMProposer:
                     word = self.tok.convert_ids_to_tokens(idx).lstrip("Ġ▁").lower()
                     if word.isalpha() and word != req.word and self.lexicon.polarity(word) == req.target_polarity:
                         cands.append((word, score))
+                cands = fit_word_class(cands, req)
                 best = max((sc for _, sc in cands), default=0.0)
                 out.append([(w, self.lm_weight * (sc - best)) for w, sc in cands])
         return out

@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cfaug.nlp.inflect import match_case
+
+__all__ = ["Edit", "Token", "apply_edits", "match_case", "sentence_spans", "tokenize"]
+
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*|n't|[^\sA-Za-z0-9]")
 _SENT_END = re.compile(r"(?<=[.!?])(?P<close>[\"')\]]*)\s+|<br\s*/?>\s*(?:<br\s*/?>\s*)*", re.IGNORECASE)
 
@@ -67,14 +71,6 @@ class Edit:
 
     def to_json(self) -> dict[str, object]:
         return {"start": self.start, "end": self.end, "old": self.old, "new": self.new, "kind": self.kind}
-
-
-def match_case(template: str, word: str) -> str:
-    if template.isupper() and len(template) > 1:
-        return word.upper()
-    if template[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

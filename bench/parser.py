@@ -1,0 +1,119 @@
+"""Accuracy and speed of cfaug's bundled English pipeline (``en_ewt``) on the UD English-EWT test split.
+
+    python bench/parser.py                               # default data: ../shared/data/ud-english-ewt
+    python bench/parser.py --pipeline PATH_OR_NAME       # any other spaCy pipeline
+
+Accuracy: the test split's sentences are given as raw text (the pipeline tokenizes and splits sentences
+itself; scores are aligned to the gold tokens by spaCy's scorer), and again with gold tokens and sentences.
+UPOS = universal part of speech, XPOS = Penn Treebank tag, UAS/LAS = unlabelled/labelled attachment score.
+
+Speed: sentences per second over the test split's sentence texts (each text one sentence, batch 256),
+with one process and with two (``n_process=2``), for the full pipeline and for tagger + morphologizer +
+parser only (the lemmatizer excluded). Every process uses one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from cfaug.nlp import describe_pipeline, load_pipeline, resolve_pipeline  # noqa: E402
+
+
+def sentences(conllu: Path) -> list[str]:
+    return [line[len("# text = "):].strip() for line in conllu.read_text(encoding="utf-8").splitlines()
+            if line.startswith("# text = ")]
+
+
+def accuracy(nlp, corpus: Path, gold_preproc: bool) -> dict[str, float]:
+    from spacy.training import Corpus
+
+    examples = list(Corpus(str(corpus), gold_preproc=gold_preproc)(nlp))
+    scores = nlp.evaluate(examples)
+    return {"UPOS": scores["pos_acc"] * 100, "XPOS": scores["tag_acc"] * 100,
+            "morph": scores.get("morph_acc", 0.0) * 100, "lemma": (scores.get("lemma_acc") or 0.0) * 100,
+            "UAS": scores["dep_uas"] * 100, "LAS": scores["dep_las"] * 100,
+            "sentences F": (scores.get("sents_f") or 0.0) * 100}
+
+
+def speed(name: str | None, texts: list[str], n_process: int, exclude: tuple[str, ...], repeat: int) -> float:
+    nlp = load_pipeline(name, exclude=exclude)
+    list(nlp.pipe(texts[:256], batch_size=256))  # warm up
+    data = texts * repeat
+    t0 = time.perf_counter()
+    n = sum(1 for _ in nlp.pipe(data, batch_size=256, n_process=n_process))
+    return n / (time.perf_counter() - t0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ud", type=Path, default=REPO.parent / "shared" / "data" / "ud-english-ewt")
+    ap.add_argument("--pipeline", default=None, help="spaCy pipeline folder or package (default: bundled en_ewt)")
+    ap.add_argument("--repeat", type=int, default=3, help="passes over the test sentences when timing")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "parser.results.md")
+    args = ap.parse_args()
+
+    test = args.ud / "en_ewt-ud-test.conllu"
+    if not test.is_file():
+        raise SystemExit(f"{test}: not found (pass --ud DIR)")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "spacy", "convert", str(test), tmp, "--converter", "conllu",
+                        "-n", "10", "--file-type", "spacy"], check=True, capture_output=True)
+        corpus = Path(tmp) / "en_ewt-ud-test.spacy"
+        nlp = load_pipeline(args.pipeline)
+        raw = accuracy(nlp, corpus, gold_preproc=False)
+        gold = accuracy(nlp, corpus, gold_preproc=True)
+    texts = sentences(test)
+    lemmatizer = tuple(c for c in nlp.pipe_names if "lemmatizer" in c)
+    rows = []
+    for label, exclude in (("full pipeline", ()), ("without the lemmatizer", lemmatizer)):
+        for n_process in (1, 2):
+            rows.append((label, n_process, speed(args.pipeline, texts, n_process, exclude, args.repeat)))
+
+    facts = describe_pipeline(nlp)
+    source = resolve_pipeline(args.pipeline)
+    size_mb = (sum(p.stat().st_size for p in Path(source).rglob("*") if p.is_file()) / 2**20
+               if Path(str(source)).exists() else None)
+    cmd = "python bench/parser.py" + (f" --pipeline {args.pipeline}" if args.pipeline else "")
+    lines = [
+        "# English tagger and parser: accuracy on UD English-EWT test, and speed", "",
+        f"Command: `{cmd}`", "",
+        f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}; "
+        f"run on {date.today().isoformat()}.", "",
+        f"Pipeline: {facts['name']} {facts['version']} (spaCy {facts['spacy_version']}), components "
+        f"{', '.join(facts['components'])}" + (f"; {size_mb:.1f} MB on disk." if size_mb else "."), "",
+        f"Test split: {len(texts)} sentences.", "",
+        "## Accuracy (%)", "",
+        "| input | UPOS | XPOS | morph | lemma | UAS | LAS | sentence F |", "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, s in (("raw text (own tokens and sentences)", raw), ("gold tokens and sentences", gold)):
+        lines.append(f"| {label} | {s['UPOS']:.1f} | {s['XPOS']:.1f} | {s['morph']:.1f} | {s['lemma']:.1f} | "
+                     f"{s['UAS']:.1f} | {s['LAS']:.1f} | {s['sentences F']:.1f} |")
+    lines += ["", "## Speed (sentences/s, one thread per process, batch 256)", "",
+              "| components | processes | sentences/s |", "|---|---:|---:|"]
+    lines += [f"| {label} | {n} | {v:.0f} |" for label, n, v in rows]
+    result = {"bench": "parser", "pipeline": facts["name"], "upos_raw": round(raw["UPOS"], 2),
+              "uas_raw": round(raw["UAS"], 2), "las_raw": round(raw["LAS"], 2),
+              "upos_gold": round(gold["UPOS"], 2), "las_gold": round(gold["LAS"], 2),
+              "sentences_per_s_2proc": round(max(v for _, n, v in rows if n == 2))}
+    lines += ["", "Machine-readable:", "", f"RESULT {json.dumps(result)}", ""]
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

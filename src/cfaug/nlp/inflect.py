@@ -1,0 +1,97 @@
+"""Word forms: which parts of speech a word can have, the form of a lemma for a Penn Treebank tag, a
+replacement word put into the form of the word it replaces, and the English indefinite article.
+
+Lemmas and inflections come from ``lemminflect`` (its dictionary, with rules for unknown words).
+
+>>> reinflect("hate", "VERB", "VBD")
+'hated'
+>>> reinflect("terrible", "NOUN", "NN") is None        # an adjective cannot replace a noun
+True
+>>> indefinite_article("awful"), indefinite_article("great"), indefinite_article("hour")
+('an', 'a', 'an')
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: universal parts of speech lemminflect knows, and the Penn tags of each
+OPEN_CLASS = {"NOUN": ("NN", "NNS"), "VERB": ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"),
+              "ADJ": ("JJ", "JJR", "JJS"), "ADV": ("RB", "RBR", "RBS"), "PROPN": ("NNP", "NNPS"),
+              "AUX": ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ")}
+
+
+_PENN_OPEN = {"JJ": "ADJ", "JJR": "ADJ", "JJS": "ADJ", "NN": "NOUN", "NNS": "NOUN", "RB": "ADV", "RBR": "ADV",
+              "RBS": "ADV", "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB"}
+
+
+def upos_of_tag(tag: str) -> str:
+    """The open word class of a Penn Treebank tag (``"VBD"`` -> ``"VERB"``), or ``""`` for other tags."""
+    return _PENN_OPEN.get(tag, "")
+
+
+@lru_cache(maxsize=65536)
+def lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """Universal part of speech -> lemmas that ``word`` can be a form of (empty for unknown words)."""
+    import lemminflect
+
+    return dict(lemminflect.getAllLemmas(word.lower()))
+
+
+@lru_cache(maxsize=65536)
+def inflect(lemma: str, tag: str) -> str | None:
+    """The form of ``lemma`` for the Penn Treebank ``tag`` (``("hate", "VBD")`` -> ``"hated"``), or None."""
+    import lemminflect
+
+    forms = lemminflect.getInflection(lemma.lower(), tag=tag)
+    return forms[0] if forms else None
+
+
+def can_be(word: str, upos: str) -> bool:
+    """Whether ``word`` can be a ``upos`` (adjective, verb, noun, adverb) by the dictionary."""
+    return upos in lemmas(word)
+
+
+def reinflect(word: str, upos: str, tag: str) -> str | None:
+    """``word`` (any form of it) in the form the tag ``tag`` of part of speech ``upos`` asks for, or None when
+    ``word`` cannot be that part of speech. Words of closed classes and unknown tags come back as they are.
+    Case follows ``word`` (lower, Title or UPPER)."""
+    if upos not in OPEN_CLASS or tag not in OPEN_CLASS[upos]:
+        return word
+    options = lemmas(word).get(upos if upos != "AUX" else "VERB")
+    if not options:
+        return None
+    form = inflect(options[0], tag)
+    if form is None:
+        return None
+    return match_case(word, form)
+
+
+def match_case(template: str, word: str) -> str:
+    """``word`` in the case pattern of ``template`` (lower, Title or UPPER)."""
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+# "an" before a vowel sound: letters decide, except for these beginnings
+_AN_CONSONANT_LETTER = re.compile(r"^(hour|honest|honou?r|heir|herb)", re.IGNORECASE)
+_A_VOWEL_LETTER = re.compile(r"^(uni|use|usu|ur[aeiou]|uti|eu|ewe|one|once|ubiq|u\b)", re.IGNORECASE)
+
+
+def indefinite_article(word: str) -> str:
+    """``"a"`` or ``"an"`` for the word that follows the article (by its spelling, with the common
+    exceptions: "an hour", "a unique", "a one-time"; a digit by how it is read: "an 8", "a 9")."""
+    w = word.strip("\"'([")
+    if not w:
+        return "a"
+    if w[0].isdigit():
+        return "an" if re.match(r"^(8|11|18|80|800)(\D|$)", w) else "a"
+    if _AN_CONSONANT_LETTER.match(w):
+        return "an"
+    if _A_VOWEL_LETTER.match(w):
+        return "a"
+    return "an" if w[0].lower() in "aeiou" else "a"

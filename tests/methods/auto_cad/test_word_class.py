@@ -1,0 +1,76 @@
+"""Edits a reader accepts: replacements keep the replaced word's class and form, and the indefinite article
+agrees with the word after it. Real review sentences, tagged by the bundled pipeline."""
+
+from collections import Counter
+
+import pytest
+
+from cfaug.methods.auto_cad.lexicon import load_lexicon
+from cfaug.methods.auto_cad.method import agree_article
+from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.methods.auto_cad.replacements import LexiconProposer, ReplacementRequest, Weights, fit_word_class
+from cfaug.methods.auto_cad.text import Edit, apply_edits, tokenize
+from cfaug.nlp import load_pipeline
+from cfaug.nlp.inflect import lemmas, upos_of_tag
+
+LEX = load_lexicon()
+
+
+def tag_of(sentence, word):
+    doc = load_pipeline(only=("tok2vec", "tagger"))(sentence)
+    return next(t.tag_ for t in doc if t.text == word)
+
+
+@pytest.mark.parametrize("sentence,word,tag", [
+    ("I loved every minute of this film.", "loved", "VBD"),
+    ("It is a great film with a superb cast.", "great", "JJ"),
+    ("The ending is a masterpiece.", "masterpiece", "NN"),
+    ("She sings beautifully.", "beautifully", "RB"),
+])
+def test_tagger_gives_the_word_class_of_review_words(sentence, word, tag):
+    assert tag_of(sentence, word) == tag
+
+
+def test_candidates_take_the_replaced_words_class_and_form():
+    req = ReplacementRequest("loved", "i", "every", "negative", tag="VBD")
+    out = fit_word_class([("hate", 1.0), ("hates", 0.9), ("terrible", 0.8), ("despise", 0.5)], req)
+    assert out == [("hated", 1.0), ("despised", 0.5)]  # one form per lemma; an adjective cannot replace a verb
+    req = ReplacementRequest("masterpiece", "a", ".", "negative", tag="NN")
+    assert [c for c, _ in fit_word_class([("mess", 1.0), ("awful", 0.9), ("disasters", 0.5)], req)] == ["mess", "disaster"]
+
+
+def test_untagged_requests_keep_their_candidates():
+    req = ReplacementRequest("great", "a", "film", "negative")
+    assert fit_word_class([("awful", 1.0), ("mess", 0.5)], req) == [("awful", 1.0), ("mess", 0.5)]
+
+
+def test_lexicon_proposer_respects_the_tag():
+    bigram = BigramModel().fit([["a", "great", "film"], ["i", "loved", "it"]])
+    prop = LexiconProposer(LEX, bigram, None, weights=Weights(), top_n=200, min_prior=-1.0)
+    for word, tag in (("loved", "VBD"), ("great", "JJ"), ("masterpiece", "NN")):
+        cands = prop.propose([ReplacementRequest(word, "<s>", "</s>", "negative", tag=tag)])[0]
+        assert cands, word
+        upos = upos_of_tag(tag)
+        assert all(upos in lemmas(c) for c, _ in cands), (word, cands[:5])
+
+
+@pytest.mark.parametrize("text,word,new,expected", [
+    ("It is a great film.", "great", "awful", "It is an awful film."),
+    ("It is an excellent film.", "excellent", "terrible", "It is a terrible film."),
+    ("An excellent film.", "excellent", "dreadful", "A dreadful film."),
+    ("It is a great film.", "great", "terrible", "It is a terrible film."),
+    ("It is an excellent film.", "excellent", "", "It is a film."),
+    ("A great idea, an awful result.", "great", "", "An idea, an awful result."),
+])
+def test_article_agrees_with_the_new_word(text, word, new, expected):
+    tokens = tokenize(text)
+    i = next(k for k, t in enumerate(tokens) if t.text == word)
+    edit = Edit(tokens[i].start, tokens[i].end, new, tokens[i].text, "replace" if new else "remove")
+    assert apply_edits(text, [agree_article(text, tokens, i, edit)]) == expected
+
+
+def test_no_article_no_change():
+    text = "The film is great."
+    tokens = tokenize(text)
+    edit = Edit(tokens[3].start, tokens[3].end, "awful", "great", "replace")
+    assert agree_article(text, tokens, 3, edit) is edit

@@ -1,0 +1,44 @@
+import pytest
+
+from cfaug.nlp.inflect import can_be, indefinite_article, inflect, lemmas, match_case, reinflect
+
+
+@pytest.mark.parametrize("word,upos,tag,expected", [
+    ("hate", "VERB", "VBD", "hated"),
+    ("hates", "VERB", "VBG", "hating"),
+    ("bad", "ADJ", "JJS", "worst"),
+    ("good", "ADJ", "JJR", "better"),
+    ("disaster", "NOUN", "NNS", "disasters"),
+    ("Awful", "ADJ", "JJ", "Awful"),
+    ("BORING", "ADJ", "JJ", "BORING"),
+])
+def test_reinflect_keeps_part_of_speech_and_form(word, upos, tag, expected):
+    assert reinflect(word, upos, tag) == expected
+
+
+def test_reinflect_refuses_another_part_of_speech():
+    assert reinflect("terrible", "NOUN", "NN") is None      # an adjective for a noun
+    assert reinflect("masterpiece", "ADJ", "JJ") is None    # a noun for an adjective
+    assert reinflect("heaven", "VERB", "VBN") is None       # "committed heaven"
+
+
+def test_closed_class_words_pass_through():
+    assert reinflect("not", "PART", "RB") == "not"
+
+
+def test_lemmas_and_inflect():
+    assert lemmas("loved") == {"VERB": ("love",)}
+    assert can_be("boring", "ADJ") and can_be("boring", "VERB") and not can_be("boring", "NOUN")
+    assert inflect("hate", "VBZ") == "hates"
+
+
+@pytest.mark.parametrize("word,article", [
+    ("awful", "an"), ("great", "a"), ("hour", "an"), ("honest", "an"), ("unique", "a"), ("one-time", "a"),
+    ("8", "an"), ("9", "a"), ("11/10", "an"), ("European", "a"), ("'excellent'", "an"), ("", "a"),
+])
+def test_indefinite_article(word, article):
+    assert indefinite_article(word) == article
+
+
+def test_match_case():
+    assert match_case("Loved", "hated") == "Hated" and match_case("LOVED", "hated") == "HATED"
