@@ -39,6 +39,7 @@ from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.methods.auto_cad.negation import negate_predicate
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
     LexiconProposer,
@@ -88,6 +89,10 @@ class AutoCADConfig:
     max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    negation_weight: float = param(0.0, "REP-CT may negate the opinion word's predicate instead of replacing the "
+                                   "word ('is worth' -> 'is not worth', 'loved' -> 'did not love'): the prior of that "
+                                   "choice, weighed against the replacement's prior, bigram fluency and classifier "
+                                   "movement (0 = never; e.g. 3)", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated, not -> hate): en_ewt (bundled), a spaCy pipeline folder or package, "
                         "or none")
@@ -117,6 +122,7 @@ class AutoCAD(Method):
         self.folds: list[Any] = []
         self.proposer: Any = None
         self.tagger: Any = None
+        self.bigram: BigramModel | None = None
         self._encoder: Any = None
         self._device = "cpu"
 
@@ -212,7 +218,7 @@ class AutoCAD(Method):
             self.classifier = self.folds[0]
         else:
             self.classifier = build_judge(self.spec, JudgeContext(task, seed=self.seed, device=ctx.device))
-        bigram = _load(artifact_dir / "bigram.pkl")
+        bigram = self.bigram = _load(artifact_dir / "bigram.pkl")
         pairs = _load(artifact_dir / "pairs.pkl")
         if c.mlm:
             self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=ctx.device, lm_weight=c.lm_weight)
@@ -341,22 +347,59 @@ class AutoCAD(Method):
                 variant = " ".join(cand if j == t.head else tokens[j].text for j in members)
                 rows.append(texts.setdefault(variant, len(texts)))
             base = texts.setdefault(ctx, len(texts))
-            cand_texts.append((base, rows))
+            neg = (negate_predicate(items[i].record.text(), tokens, t.head, tags[i])
+                   if self.config.negation_weight > 0 else None)
+            neg_row = None
+            if neg is not None:
+                neg_words = _with_edit(tokens, members, neg)
+                neg_row = (neg, texts.setdefault(" ".join(neg_words), len(texts)), neg_words)
+            cand_texts.append((base, rows, members, neg_row))
         probs = clf.predict_proba(list(texts)) if texts else np.zeros((0, 0))
         labels = list(clf.labels)
+        c = self.config
         plans: list[list[tuple[Edit, CausalTerm]]] = [[] for _ in items]
-        for (i, t), cands, (base, rows) in zip(where, proposals, cand_texts):
-            if not cands:
-                continue
+        negated: dict[int, list[tuple[int, int]]] = {}  # per item: spans from an inserted "not" to its word
+        for (i, t), cands, (base, rows, members, neg_row) in zip(where, proposals, cand_texts):
             tcol = labels.index(items[i].target) if items[i].target in labels else 0
-            moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
-            lm = np.array([s for _, s in cands])
-            total = lm + self.config.classifier_weight * moves
-            k = int(np.argmax(total))
             tokens = docs[i][0]
             tok = tokens[t.head]
-            edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
-            plans[i].append((agree_article(items[i].record.text(), tokens, t.head, edit), t))
+            edit: Edit | None = None
+            best = -np.inf
+            if cands:
+                moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
+                total = np.array([s for _, s in cands]) + c.classifier_weight * moves
+                k = int(np.argmax(total))
+                best = float(total[k])
+                edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
+            if neg_row is not None:
+                neg, row, neg_words = neg_row
+                # which reads better: the bigram fluency of the two sentences, next to the priors and the
+                # classifier's movement
+                fluency = 0.0
+                if edit is not None and self.bigram is not None:
+                    fluency = (self._sentence_logp(w.lower() for w in neg_words)
+                               - self._sentence_logp(w.lower() for w in _with_edit(tokens, members, edit)))
+                score = c.negation_weight + c.lm_weight * fluency + c.classifier_weight * (probs[row, tcol] - probs[base, tcol])
+                if score > best:
+                    plans[i].append((neg, t))
+                    negated.setdefault(i, []).append((min(neg.start, tok.start), tok.end))
+                    continue
+            if edit is not None:
+                plans[i].append((agree_article(items[i].record.text(), tokens, t.head, edit), t))
+        # one negator per predicate, and no word inside a negated stretch is also flipped on its own
+        # ("was not an awful waste", not "was not an excellent waste")
+        for i, spans in negated.items():
+            kept: list[tuple[Edit, CausalTerm]] = []
+            points: set[int] = set()
+            for e, t in plans[i]:
+                if e.kind == "negation-insert":
+                    if e.start in points:
+                        continue
+                    points.add(e.start)
+                elif any(a <= e.start and e.end <= b for a, b in spans):
+                    continue
+                kept.append((e, t))
+            plans[i] = kept
         for i, (_, terms, _) in enumerate(docs):
             tokens = docs[i][0]
             for t in terms:
@@ -384,6 +427,11 @@ class AutoCAD(Method):
             n = (flip_at + 1) if flip_at is not None else len(plan)
         n = max(1, min(n, len(plan)))
         return [e for e, _ in plan[:n]], [t for _, t in plan[:n]]
+
+    def _sentence_logp(self, words: Any) -> float:
+        seq = ["<s>", *words, "</s>"]
+        assert self.bigram is not None
+        return sum(self.bigram.logp(w, p) for p, w in zip(seq, seq[1:]))
 
     def _tag_texts(self, texts: Sequence[str]) -> list[dict[int, str]]:
         """Penn Treebank tag of every token of each text, keyed by its start character (empty without a
@@ -533,6 +581,21 @@ def _request(tokens: Sequence[Token], i: int, target_polarity: str, tag: str = "
     right = tokens[i + 1].lower if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else "</s>"
     masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
     return ReplacementRequest(tok.lower, left, right, target_polarity, masked, tag)
+
+
+def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> list[str]:
+    """The words of a sentence (token indices ``members``) after ``edit``, which replaces one token or
+    inserts after one."""
+    out: list[str] = []
+    for j in members:
+        tok = tokens[j]
+        if edit.start == tok.start and edit.end == tok.end:
+            out += edit.new.split()
+        else:
+            out.append(tok.text)
+            if edit.start == edit.end == tok.end:
+                out += edit.new.split()
+    return out
 
 
 def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:
