@@ -23,3 +23,27 @@ def test_marked_excerpts_show_each_edit_with_its_context():
     assert marked_excerpts(text, edits, context=20) == (
         "The music is [great -> awful] ...  real feel. Cash is [good -> (removed)] too and I love it. ...")
     assert marked_excerpts(text, edits[:1], context=10) == "... . Cash is [good -> (removed)] too and I ..."
+
+
+def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
+    """A fresh machine: empty home, model store and Hugging Face cache; every socket connection refused."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import socket, sys\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('network access attempted')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from cfaug.cli import main\n"
+        f"sys.exit(main(['demo', '--out', {str(tmp_path / 'demo')!r}]))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "CFAUG_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), HF_HOME=str(tmp_path / "hf"), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["counterfactuals"] > 0
+    assert (tmp_path / "home" / ".cache" / "cfaug" / "models").is_dir()  # trained into the empty store

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from cfaug.data.io import DataError
-from cfaug.data.records import Counterfactual
+from cfaug.data.records import Counterfactual, NoCounterfactual
 from cfaug.methods.base import METHODS, Method
 from cfaug.registry import Entry
 from cfaug.run.rundir import RunDirError
@@ -40,7 +40,7 @@ class WordSwap(Method):
             if "EXPLODE" in text:
                 raise RuntimeError(f"cannot edit {it.record.id}")
             if "NOTHING" in text:
-                out.append([])
+                out.append(NoCounterfactual("nothing to swap"))
                 continue
             fields = dict(it.record.fields)
             for role in task.edit_roles:
@@ -246,3 +246,13 @@ def test_retry_failed_runs_only_the_failed_items_again(reviews, tmp_path, monkey
     assert [r["source_id"] for r in rows].count("c") == 1
     summary, _ = go(reviews, tmp_path, retry_failed=True)  # nothing failed any more: nothing to do
     assert WordSwap.calls == [["c"]] and summary.items_failed == 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_method_says_why_an_item_has_no_counterfactual(reviews, tmp_path, workers):
+    summary, _ = go(reviews, tmp_path, workers=workers)
+    lines = {json.loads(x)["source_id"]: json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()}
+    assert lines["e"]["status"] == "no_counterfactual" and lines["e"]["reason"] == "nothing to swap"
+    assert "reason" not in lines["a"]
+    assert summary.without_reasons == {"nothing to swap": 1}
+    assert any("nothing to swap" in line for line in summary.lines())

@@ -48,6 +48,18 @@ class Counterfactual:
         return bool(self.meta.get("passed", True))
 
 
+class NoCounterfactual(list):  # type: ignore[type-arg]
+    """What a method returns for an item it has nothing to rewrite in: an empty list of counterfactuals
+    that says why (``reason``), so that the run records the reason instead of a bare "no counterfactual"."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:  # engines send results between processes
+        return (NoCounterfactual, (self.reason,))
+
+
 @dataclass(frozen=True)
 class WorkItem:
     """One unit of work for a method: a record and the label it should be rewritten towards."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cfaug.data.contract import counterfactual_row
-from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 
@@ -30,8 +30,11 @@ def result_line(item: WorkItem, cfs: Sequence[Counterfactual] | None, schema: Sc
         row["meta"] = json.loads(json.dumps(cf.meta, default=_jsonable))
         rows.append(row)
     status = "ok" if any(cf.passed for cf in cfs or []) else "no_counterfactual"
-    return {"key": item.key, "source_id": item.record.id, "target": item.target, "status": status,
-            "counterfactuals": rows}
+    out = {"key": item.key, "source_id": item.record.id, "target": item.target, "status": status,
+           "counterfactuals": rows}
+    if isinstance(cfs, NoCounterfactual):
+        out["reason"] = cfs.reason
+    return out
 
 
 def _jsonable(obj: Any) -> Any:

@@ -47,6 +47,8 @@ class RunSummary:
     items: int = 0
     items_resumed: int = 0
     items_without_counterfactual: int = 0
+    #: why items got no counterfactual, as the method said (reason -> items); filtered candidates not included
+    without_reasons: dict[str, int] = field(default_factory=dict)
     items_failed: int = 0
     counterfactuals_written: int = 0
     candidates_filtered_out: int = 0
@@ -69,6 +71,8 @@ class RunSummary:
             f"filtered out           {self.candidates_filtered_out}",
             f"items with none        {self.items_without_counterfactual}",
         ]
+        for reason, n in sorted(self.without_reasons.items(), key=lambda kv: -kv[1]):
+            out.append(f"  {n:>5}  {reason}")
         if self.items_failed:
             out.append(f"items failed           {self.items_failed}  (errors in results.jsonl)")
         if self.flip_rate_own_judge is not None:
@@ -386,6 +390,8 @@ def _collect(items: Sequence[WorkItem], done: dict[str, dict[str, Any]], keep_fa
             continue
         if line["status"] == "no_counterfactual":
             s.items_without_counterfactual += 1
+            if line.get("reason"):
+                s.without_reasons[line["reason"]] = s.without_reasons.get(line["reason"], 0) + 1
         for row in line["counterfactuals"]:
             meta = row.get("meta") or {}
             passed = meta.get("passed", True)

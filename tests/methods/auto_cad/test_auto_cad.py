@@ -364,3 +364,18 @@ def test_replacements_keep_the_word_class_of_the_replaced_word(default_method, d
                     assert upos in lemmas(e["new"]), (e, upos)
                     checked += 1
     assert checked >= 10
+
+
+def test_an_item_without_anything_to_flip_says_why(default_method, task):
+    from cfaug.data.records import NoCounterfactual
+
+    m = default_method[0]
+    item = WorkItem(Record("plain", {"text": "The film runs two hours and was shot in Ohio."}, "positive"), "negative")
+    [res] = m.generate([item], task)
+    assert isinstance(res, NoCounterfactual) and res == []
+    assert res.reason == "no opinion word, negation or rating of the source polarity"
+
+
+def test_candidates_carry_a_graded_confidence(default_results):
+    for cf in candidates(default_results):
+        assert cf.meta["confidence"] == cf.meta["own_judge"]["target_prob"]

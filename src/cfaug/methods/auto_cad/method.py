@@ -29,7 +29,7 @@ import pickle
 from pathlib import Path
 
 from cfaug.config import ConfigError, param
-from cfaug.data.records import Counterfactual, Record, WorkItem
+from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.filters.base import apply_filters, build_filter, record_filters
 from cfaug.filters.builtin import MinSimilarity
@@ -94,8 +94,8 @@ class AutoCADConfig:
                                    "choice, weighed against the replacement's prior, bigram fluency and classifier "
                                    "movement (0 = never; e.g. 3)", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
-                        "(loved -> hated, not -> hate): en_ewt (bundled), a spaCy pipeline folder or package, "
-                        "or none")
+                        "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
+                        "package, or none")
 
 
 @METHODS.register(NAME, "offline: remove/replace causal terms found by classifier sensitivity (RM-CT, REP-CT)")
@@ -314,7 +314,20 @@ class AutoCAD(Method):
                 edits, used = self._until_flip(clf, item, rep_plans[i])
                 pending.append((i, "rep-ct", edits, used))
         self._finish(clf, items, docs, pending, results)
+        for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
+            if not results[i]:
+                results[i] = NoCounterfactual(self._why_none(item, task, terms))
         return results
+
+    def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm]) -> str:
+        """Why no candidate was made for ``item`` (every candidate, even a filtered one, is kept)."""
+        if not task.polarity(item.record.label) or not task.polarity(item.target):
+            return "the source or target label has no polarity"
+        if not terms:
+            return "no opinion word, negation or rating of the source polarity"
+        if not any(t.importance > 0 for t in terms):
+            return "no opinion word moves the classifier toward the source label"
+        return "no replacement fits the opinion words (word class, lexicon)"
 
     def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], tags: Sequence[dict[int, str]],
                            task: Task, clf: Any) -> list[list[tuple[Edit, CausalTerm]]]:
@@ -480,6 +493,7 @@ class AutoCAD(Method):
                 "own_judge": {"name": clf.name, "target_prob": round(float(p[tcol]), 4),
                               "flipped": flipped},
                 "edit_rate": round(rate, 4),
+                "confidence": round(float(p[tcol]), 4),  # graded: C's probability of the target
                 "proposer": self.proposer.name,
             }
             cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
