@@ -379,3 +379,13 @@ def test_an_item_without_anything_to_flip_says_why(default_method, task):
 def test_candidates_carry_a_graded_confidence(default_results):
     for cf in candidates(default_results):
         assert cf.meta["confidence"] == cf.meta["own_judge"]["target_prob"]
+
+
+def test_several_diverse_counterfactuals_per_row(records, task, items, tmp_path):
+    m, _, _ = fitted(AutoCADConfig(alternatives=3, require_flip=False, folds=2), records, task, tmp_path)
+    results = m.generate(items, task)
+    counts = [len([cf for cf in cfs if cf.meta["variant"] == "rep-ct"]) for cfs in results]
+    assert max(counts) == 3 and sum(c >= 2 for c in counts) >= len(items) // 2
+    for cfs in results:
+        texts = [cf.fields["text"] for cf in cfs]
+        assert len(texts) == len(set(texts))  # no two alike

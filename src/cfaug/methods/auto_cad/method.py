@@ -89,6 +89,8 @@ class AutoCADConfig:
     max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    alternatives: int = param(1, "REP-CT counterfactuals per row: the k-th uses each word's k-th best option "
+                              "(replacement or negation), so rows get several diverse rewrites", min=1, max=10)
     negation_weight: float = param(0.0, "REP-CT may negate the opinion word's predicate instead of replacing the "
                                    "word ('is worth' -> 'is not worth', 'loved' -> 'did not love'): the prior of that "
                                    "choice, weighed against the replacement's prior, bigram fluency and classifier "
@@ -310,9 +312,10 @@ class AutoCAD(Method):
                 edits, used = self._until_flip(clf, item, [(self._removal(tokens, t, item.record.text()), t)
                                                            for t in order])
                 pending.append((i, "rm-ct", edits, used))
-            if "rep" in self.variants and rep_plans[i]:
-                edits, used = self._until_flip(clf, item, rep_plans[i])
-                pending.append((i, "rep-ct", edits, used))
+            if "rep" in self.variants:
+                for plan in rep_plans[i]:
+                    edits, used = self._until_flip(clf, item, plan)
+                    pending.append((i, "rep-ct", edits, used))
         self._finish(clf, items, docs, pending, results)
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             if not results[i]:
@@ -330,10 +333,10 @@ class AutoCAD(Method):
         return "no replacement fits the opinion words (word class, lexicon)"
 
     def _plan_replacements(self, items: Sequence[WorkItem], docs: list[Any], tags: Sequence[dict[int, str]],
-                           task: Task, clf: Any) -> list[list[tuple[Edit, CausalTerm]]]:
-        """For every causal term with positive importance, the edit REP-CT would make, ordered by
-        importance; remaining label-polarity words follow (the further substitutions). ``tags``: each
-        text's Penn Treebank tags by token start, which replacements must fit."""
+                           task: Task, clf: Any) -> list[list[list[tuple[Edit, CausalTerm]]]]:
+        """For every item, up to ``alternatives`` REP-CT plans: for every causal term the edit REP-CT would
+        make (the a-th best option in plan a), ordered by importance, after mirrored ratings. ``tags``:
+        each text's Penn Treebank tags by token start, which replacements must fit."""
         requests, where = [], []
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             tgt_pol = task.polarity(item.target)
@@ -370,58 +373,50 @@ class AutoCAD(Method):
         probs = clf.predict_proba(list(texts)) if texts else np.zeros((0, 0))
         labels = list(clf.labels)
         c = self.config
-        plans: list[list[tuple[Edit, CausalTerm]]] = [[] for _ in items]
-        negated: dict[int, list[tuple[int, int]]] = {}  # per item: spans from an inserted "not" to its word
+        text_of = [item.record.text() for item in items]
+        # every term's options (replacements by rank, and a negation), best first
+        options: list[list[list[tuple[Edit, CausalTerm]]]] = [[] for _ in items]
         for (i, t), cands, (base, rows, members, neg_row) in zip(where, proposals, cand_texts):
             tcol = labels.index(items[i].target) if items[i].target in labels else 0
             tokens = docs[i][0]
             tok = tokens[t.head]
-            edit: Edit | None = None
-            best = -np.inf
+            scored: list[tuple[float, Edit]] = []
             if cands:
                 moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
                 total = np.array([s for _, s in cands]) + c.classifier_weight * moves
-                k = int(np.argmax(total))
-                best = float(total[k])
-                edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
+                for k in np.argsort(-total, kind="stable")[: c.alternatives]:
+                    edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
+                    scored.append((float(total[k]), agree_article(text_of[i], tokens, t.head, edit)))
             if neg_row is not None:
                 neg, row, neg_words = neg_row
                 # which reads better: the bigram fluency of the two sentences, next to the priors and the
                 # classifier's movement
                 fluency = 0.0
-                if edit is not None and self.bigram is not None:
+                if scored and self.bigram is not None:
+                    best_words = _with_edit(tokens, members, Edit(tok.start, tok.end, scored[0][1].new.split()[-1],
+                                                                  tok.text, "replace"))
                     fluency = (self._sentence_logp(w.lower() for w in neg_words)
-                               - self._sentence_logp(w.lower() for w in _with_edit(tokens, members, edit)))
-                score = c.negation_weight + c.lm_weight * fluency + c.classifier_weight * (probs[row, tcol] - probs[base, tcol])
-                if score > best:
-                    plans[i].append((neg, t))
-                    negated.setdefault(i, []).append((min(neg.start, tok.start), tok.end))
-                    continue
-            if edit is not None:
-                plans[i].append((agree_article(items[i].record.text(), tokens, t.head, edit), t))
-        # one negator per predicate, and no word inside a negated stretch is also flipped on its own
-        # ("was not an awful waste", not "was not an excellent waste")
-        for i, spans in negated.items():
-            kept: list[tuple[Edit, CausalTerm]] = []
-            points: set[int] = set()
-            for e, t in plans[i]:
-                if e.kind == "negation-insert":
-                    if e.start in points:
-                        continue
-                    points.add(e.start)
-                elif any(a <= e.start and e.end <= b for a, b in spans):
-                    continue
-                kept.append((e, t))
-            plans[i] = kept
+                               - self._sentence_logp(w.lower() for w in best_words))
+                scored.append((c.negation_weight + c.lm_weight * fluency
+                               + c.classifier_weight * (probs[row, tcol] - probs[base, tcol]), neg))
+            if scored:
+                scored.sort(key=lambda se: -se[0])
+                options[i].append([(e, t) for _, e in scored])
+        plans: list[list[list[tuple[Edit, CausalTerm]]]] = []
         for i, (_, terms, _) in enumerate(docs):
             tokens = docs[i][0]
-            for t in terms:
-                if t.kind == "negation":
-                    plans[i].append((self._removal(tokens, t), t))
-            plans[i].sort(key=lambda et: -et[1].importance)
-            # explicit scores ("8/10") are mirrored first: the most direct statement of the label
-            plans[i][:0] = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
-                            for e in score_edits(items[i].record.text(), task.polarity(items[i].target))]
+            item_plans = []
+            for a in range(c.alternatives):
+                # alternative a takes each term's a-th option (its last when it has fewer)
+                plan = _one_negator((opts[min(a, len(opts) - 1)] for opts in options[i]), tokens)
+                plan += [(self._removal(tokens, t), t) for t in terms if t.kind == "negation"]
+                plan.sort(key=lambda et: -et[1].importance)
+                # explicit scores ("8/10") are mirrored first: the most direct statement of the label
+                plan[:0] = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
+                            for e in score_edits(text_of[i], task.polarity(items[i].target))]
+                if plan and plan not in item_plans:
+                    item_plans.append(plan)
+            plans.append(item_plans)
         return plans
 
     def _until_flip(self, clf: Any, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
@@ -595,6 +590,24 @@ def _request(tokens: Sequence[Token], i: int, target_polarity: str, tag: str = "
     right = tokens[i + 1].lower if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else "</s>"
     masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
     return ReplacementRequest(tok.lower, left, right, target_polarity, masked, tag)
+
+
+def _one_negator(chosen: Any, tokens: Sequence[Token]) -> list[tuple[Edit, CausalTerm]]:
+    """The chosen edits, with one negator per predicate and no word inside a negated stretch also flipped
+    on its own ("was not an awful waste", not "was not an excellent waste")."""
+    chosen = list(chosen)
+    spans = [(min(e.start, tokens[t.head].start), tokens[t.head].end) for e, t in chosen if e.kind == "negation-insert"]
+    kept: list[tuple[Edit, CausalTerm]] = []
+    points: set[int] = set()
+    for e, t in chosen:
+        if e.kind == "negation-insert":
+            if e.start in points:
+                continue
+            points.add(e.start)
+        elif any(a <= e.start and e.end <= b for a, b in spans):
+            continue
+        kept.append((e, t))
+    return kept
 
 
 def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> list[str]:
