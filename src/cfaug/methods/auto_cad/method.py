@@ -89,6 +89,8 @@ class AutoCADConfig:
     max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    phrase_min_count: int = param(3, "--pairs: a mined phrase substitution ('a must see' -> 'a must miss') is "
+                                  "applied when the pairs show it at least this often", min=1)
     alternatives: int = param(1, "REP-CT counterfactuals per row: the k-th uses each word's k-th best option "
                               "(replacement or negation), so rows get several diverse rewrites", min=1, max=10)
     negation_weight: float = param(0.0, "REP-CT may negate the opinion word's predicate instead of replacing the "
@@ -125,6 +127,7 @@ class AutoCAD(Method):
         self.proposer: Any = None
         self.tagger: Any = None
         self.bigram: BigramModel | None = None
+        self.phrases: dict[str, Any] = {}
         self._encoder: Any = None
         self._device = "cpu"
 
@@ -198,6 +201,13 @@ class AutoCAD(Method):
             pairs = mine_pairs(c.pairs)
         _dump(ctx.path("pairs.pkl"), pairs)
         facts["mined_pairs"] = sum(len(v) for v in pairs.values())
+        phrases = {}
+        if c.pairs:
+            from cfaug.methods.auto_cad.pairs import mine_phrases
+
+            phrases = mine_phrases(c.pairs)
+        _dump(ctx.path("phrases.pkl"), phrases)
+        facts["mined_phrases"] = sum(len(t) for t in phrases.values())
         if not c.mlm:
             words = sorted(self.lexicon.positive | self.lexicon.negative)
             encoder = self._load_encoder(ctx.device)
@@ -222,6 +232,7 @@ class AutoCAD(Method):
             self.classifier = build_judge(self.spec, JudgeContext(task, seed=self.seed, device=ctx.device))
         bigram = self.bigram = _load(artifact_dir / "bigram.pkl")
         pairs = _load(artifact_dir / "pairs.pkl")
+        self.phrases = _load(artifact_dir / "phrases.pkl") if (artifact_dir / "phrases.pkl").exists() else {}
         if c.mlm:
             self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=ctx.device, lm_weight=c.lm_weight)
         else:
@@ -406,14 +417,20 @@ class AutoCAD(Method):
         for i, (_, terms, _) in enumerate(docs):
             tokens = docs[i][0]
             item_plans = []
+            # explicit scores ("8/10") and phrases mined from --pairs come first: the most direct
+            # statements of the label
+            first = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
+                     for e in score_edits(text_of[i], task.polarity(items[i].target))]
+            phrases = self._phrase_edits(text_of[i], tokens, task.polarity(items[i].record.label))
+            first += [(e, CausalTerm(head=-1, phrase=(), kind="phrase", importance=1.0)) for e, _ in phrases]
+            taken = [(f.start, f.end) for f, _ in first] + [(e.start, end) for e, end in phrases]
             for a in range(c.alternatives):
                 # alternative a takes each term's a-th option (its last when it has fewer)
                 plan = _one_negator((opts[min(a, len(opts) - 1)] for opts in options[i]), tokens)
                 plan += [(self._removal(tokens, t), t) for t in terms if t.kind == "negation"]
+                plan = [(e, t) for e, t in plan if not any(e.start < b and a < e.end or e.start == a for a, b in taken)]
                 plan.sort(key=lambda et: -et[1].importance)
-                # explicit scores ("8/10") are mirrored first: the most direct statement of the label
-                plan[:0] = [(e, CausalTerm(head=-1, phrase=(), kind="score", importance=1.0))
-                            for e in score_edits(text_of[i], task.polarity(items[i].target))]
+                plan[:0] = first
                 if plan and plan not in item_plans:
                     item_plans.append(plan)
             plans.append(item_plans)
@@ -435,6 +452,40 @@ class AutoCAD(Method):
             n = (flip_at + 1) if flip_at is not None else len(plan)
         n = max(1, min(n, len(plan)))
         return [e for e, _ in plan[:n]], [t for _, t in plan[:n]]
+
+    def _phrase_edits(self, text: str, tokens: Sequence[Token], polarity: str | None) -> list[tuple[Edit, int]]:
+        """Edits for phrases of ``text`` that the mined pairs rewrite (longest first, left to right, no
+        overlaps), each with the end of its scope. A source needs a content word, or for two or three
+        words a negator ("can't")."""
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        table = self.phrases.get(polarity or "", {})
+        if not table:
+            return []
+        edits: list[tuple[Edit, int]] = []
+        j = 0
+        while j < len(tokens):
+            for n in (3, 2, 1):
+                span = tokens[j: j + n]
+                if len(span) < n or not all(t.is_word and t.sentence == span[0].sentence for t in span):
+                    continue
+                key = tuple(t.lower for t in span)
+                content = [w for w in key if w not in STOP_WORDS]
+                if not content and not (n > 1 and any(w in NEGATORS or w == "n't" for w in key)):
+                    continue  # function words alone ("so much", "and") are not rewritten out of context
+                best = table.get(key, Counter()).most_common(1)
+                if best and best[0][1] >= self.config.phrase_min_count:
+                    new = " ".join(best[0][0]).replace(" n't", "n't")
+                    old = text[span[0].start: span[-1].end]
+                    edit = Edit(span[0].start, span[-1].end, match_case(span[0].text, new), old, "phrase")
+                    # its scope: the two words after it belong to the rewritten phrase too ("highly
+                    # recommend" -> "can't recommend" leaves "recommend" alone)
+                    after = [t for t in tokens[j + n: j + n + 2] if t.sentence == span[0].sentence]
+                    edits.append((edit, after[-1].end if after else edit.end))
+                    j += n - 1
+                    break
+            j += 1
+        return edits
 
     def _sentence_logp(self, words: Any) -> float:
         seq = ["<s>", *words, "</s>"]
