@@ -284,6 +284,9 @@ def test_unsupported_task_and_single_label_input(records, tmp_path, sentiment_ts
     (tmp_path / "b").mkdir()
     facts = m.fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "b", progress=False))
     assert facts["classifier_folds"] == 1
+    m.load(tmp_path / "b", make_task("sentiment"), StageContext(progress=False))
+    results = m.generate([WorkItem(r, "negative") for r in positives], make_task("sentiment"))
+    assert sum(bool(cfs) for cfs in results) >= len(positives) // 2  # one-label input is rewritten
 
 
 @pytest.mark.parametrize("params,name", [({"classifier": "hf", "classifier_model": "bert-base-uncased"}, "bert-base-uncased"),
