@@ -428,7 +428,8 @@ class AutoCAD(Method):
                 # alternative a takes each term's a-th option (its last when it has fewer)
                 plan = _one_negator((opts[min(a, len(opts) - 1)] for opts in options[i]), tokens)
                 plan += [(self._removal(tokens, t), t) for t in terms if t.kind == "negation"]
-                plan = [(e, t) for e, t in plan if not any(e.start < b and a < e.end or e.start == a for a, b in taken)]
+                plan = [(e, t) for e, t in plan
+                        if not any(e.start < hi and lo < e.end or e.start == lo for lo, hi in taken)]
                 plan.sort(key=lambda et: -et[1].importance)
                 plan[:0] = first
                 if plan and plan not in item_plans:
