@@ -82,7 +82,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ud", type=Path, default=REPO.parent / "shared" / "data" / "ud-english-ewt")
     ap.add_argument("--pipeline", default=None, help="spaCy pipeline folder or package (default: bundled en_ewt)")
-    ap.add_argument("--repeat", type=int, default=3, help="passes over the test sentences when timing")
+    ap.add_argument("--repeat", type=int, default=10, help="passes over the test sentences when timing")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "parser.results.md")
     args = ap.parse_args()
 

@@ -27,8 +27,11 @@ def test_tags_and_parses_a_review_sentence():
     by_text = {t.text: t for t in doc}
     assert by_text["food"].pos_ == "NOUN" and by_text["food"].dep_ == "nsubj"
     assert by_text["cold"].pos_ == "ADJ"
-    assert by_text["smiled"].tag_ == "VBD" and by_text["smiled"].lemma_ == "smile"
-    assert by_text["never"].head.text == "smiled"
+    assert by_text["smiled"].tag_ == "VBD" and by_text["smiled"].dep_ == "conj"
+    assert by_text["never"].head.text == "smiled" and by_text["was"].dep_ == "cop"
+    doc = nlp("The batteries died after two weeks.")
+    assert [t.lemma_ for t in doc][:3] == ["the", "battery", "die"]
+    assert {t.text: t.dep_ for t in doc}["weeks"] == "obl"
 
 
 def test_negation_is_attached_to_its_predicate():

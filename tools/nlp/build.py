@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,8 +86,8 @@ def main() -> int:
                             "by cfaug's tools/nlp/build.py (no pretrained vectors).",
                 sources=[{"name": "UD English-EWT", "url": "https://universaldependencies.org/treebanks/en_ewt/",
                           "license": "CC BY-SA 4.0"}])
-    meta.setdefault("cfaug", {}).update(training_minutes=round(minutes, 1), max_steps=args.max_steps,
-                                         config=args.config.name)
+    steps = args.max_steps or int(re.search(r"^max_steps = (\d+)", args.config.read_text(), re.M).group(1))
+    meta.setdefault("cfaug", {}).update(training_minutes=round(minutes, 1), max_steps=steps, config=args.config.name)
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     (best / "LICENSE.md").write_text(LICENSE_NOTE)
     if args.out.exists():
