@@ -13,10 +13,10 @@ def lex():
     return load_lexicon()
 
 
-def described(text, lex, polarity):
+def described(text, lex, polarity, bare=False):
     toks = tokenize(text)
     return [(t.kind, " ".join(toks[i].text for i in t.phrase), toks[t.head].text)
-            for t in find_candidates(toks, lex, polarity)]
+            for t in find_candidates(toks, lex, polarity, bare_negations=bare)]
 
 
 def test_opinion_words_of_the_labels_polarity(lex):
@@ -35,14 +35,17 @@ def test_a_negated_word_of_the_labels_polarity_is_skipped(lex):
     assert described("Not good, but not bad either.", lex, "positive") == [("negation", "not bad", "not")]
 
 
-def test_a_negation_without_opinion_words_keeps_its_scope(lex):
-    assert described("I never watched the film again.", lex, "negative") == [
+def test_a_bare_negation_is_a_candidate_only_when_asked(lex):
+    # removing "not" from "I have not read the book" changes a fact, not the sentiment
+    assert described("I have not read the book.", lex, "negative") == []
+    assert described("I never watched the film again.", lex, "negative", bare=True) == [
         ("negation", "never watched the film", "never")]
 
 
 def test_negation_scope_stops_at_the_sentence_end(lex):
-    assert described("We did not. Great fun.", lex, "positive") == [
+    assert described("We did not. Great fun.", lex, "positive", bare=True) == [
         ("negation", "not", "not"), ("word", "Great", "Great"), ("word", "fun", "fun")]
+    assert described("We did not. Great fun.", lex, "positive") == [("word", "Great", "Great"), ("word", "fun", "fun")]
 
 
 def test_contexts_stay_in_the_terms_sentence_and_always_keep_the_phrase():

@@ -38,12 +38,14 @@ class CausalTerm:
                 "importance": round(float(self.importance), 4)}
 
 
-def find_candidates(tokens: Sequence[Token], lexicon: Lexicon, polarity: str) -> list[CausalTerm]:
+def find_candidates(tokens: Sequence[Token], lexicon: Lexicon, polarity: str,
+                    bare_negations: bool = False) -> list[CausalTerm]:
     """Opinion words of ``polarity`` (the label's) not under a negator, and negation phrases.
 
     A negation phrase is a negator with up to three following tokens of its sentence; it is a candidate
-    when it negates an opinion word of the other polarity (so the phrase carries the label's polarity)
-    or negates no opinion word at all (its importance then decides).
+    when it negates an opinion word of the other polarity (so the phrase carries the label's polarity),
+    and with ``bare_negations`` also when it negates no opinion word at all (its importance then decides;
+    removing such a negator often changes a fact: "I have not read the book").
     """
     terms: list[CausalTerm] = []
     negated: set[int] = set()
@@ -58,8 +60,10 @@ def find_candidates(tokens: Sequence[Token], lexicon: Lexicon, polarity: str) ->
             if lexicon.polarity(tokens[opinion[0]].text) == polarity:
                 continue  # "not good" in a positive text: the phrase does not carry the label
             phrase = tuple(range(i, opinion[0] + 1))
-        else:
+        elif bare_negations:
             phrase = (i, *scope)
+        else:
+            continue
         terms.append(CausalTerm(head=i, phrase=phrase, kind="negation"))
     for i, tok in enumerate(tokens):
         if i in negated or not tok.is_word:

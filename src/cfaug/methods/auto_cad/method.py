@@ -89,6 +89,9 @@ class AutoCADConfig:
     max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    negations: str = param("opinion", "negators RM-CT and REP-CT may remove: opinion (those negating an opinion "
+                           "word: 'not good'), or all (also bare ones the classifier finds important, which can "
+                           "change facts: 'I have not read the book')", choices=("opinion", "all"))
     phrase_min_count: int = param(3, "--pairs: a mined phrase substitution ('a must see' -> 'a must miss') is "
                                   "applied when the pairs show it at least this often", min=1)
     alternatives: int = param(1, "REP-CT counterfactuals per row: the k-th uses each word's k-th best option "
@@ -298,7 +301,8 @@ class AutoCAD(Method):
         for item in items:
             tokens = tokenize(item.record.text())
             src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
-            terms = find_candidates(tokens, self.lexicon, src_pol) if src_pol and tgt_pol else []
+            terms = (find_candidates(tokens, self.lexicon, src_pol, bare_negations=self.config.negations == "all")
+                     if src_pol and tgt_pol else [])
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
                 term.contexts = build_contexts(tokens, term, self.config.context_samples,
