@@ -67,7 +67,7 @@ class Edit:
     end: int
     new: str
     old: str
-    kind: str  # "remove" | "replace" | "negation"
+    kind: str  # "remove" | "replace" | "negation" (a negator removed) | "negation-insert" | "phrase" (mined)
 
     def to_json(self) -> dict[str, object]:
         return {"start": self.start, "end": self.end, "old": self.old, "new": self.new, "kind": self.kind}
