@@ -11,7 +11,7 @@ def negate(text, word):
     tokens = tokenize(text)
     tags = {t.idx: t.tag_ for t in load_pipeline(only=("tok2vec", "tagger"))(text)}
     i = next(k for k, t in enumerate(tokens) if t.text == word)
-    edit = negate_predicate(text, tokens, i, tags)
+    edit = negate_predicate(tokens, i, tags)
     return None if edit is None else apply_edits(text, [edit])
 
 

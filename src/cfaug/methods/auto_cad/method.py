@@ -379,7 +379,7 @@ class AutoCAD(Method):
                 variant = " ".join(cand if j == t.head else tokens[j].text for j in members)
                 rows.append(texts.setdefault(variant, len(texts)))
             base = texts.setdefault(ctx, len(texts))
-            neg = (negate_predicate(items[i].record.text(), tokens, t.head, tags[i])
+            neg = (negate_predicate(tokens, t.head, tags[i])
                    if self.config.negation_weight > 0 else None)
             neg_row = None
             if neg is not None:
@@ -408,11 +408,11 @@ class AutoCAD(Method):
                 # which reads better: the bigram fluency of the two sentences, next to the priors and the
                 # classifier's movement
                 fluency = 0.0
-                if scored and self.bigram is not None:
+                if scored:
                     best_words = _with_edit(tokens, members, Edit(tok.start, tok.end, scored[0][1].new.split()[-1],
                                                                   tok.text, "replace"))
-                    fluency = (self._sentence_logp(w.lower() for w in neg_words)
-                               - self._sentence_logp(w.lower() for w in best_words))
+                    fluency = (self.bigram.sentence_logp([w.lower() for w in neg_words])
+                               - self.bigram.sentence_logp([w.lower() for w in best_words]))
                 scored.append((c.negation_weight + c.lm_weight * fluency
                                + c.classifier_weight * (probs[row, tcol] - probs[base, tcol]), neg))
             if scored:
@@ -492,11 +492,6 @@ class AutoCAD(Method):
                     break
             j += 1
         return edits
-
-    def _sentence_logp(self, words: Any) -> float:
-        seq = ["<s>", *words, "</s>"]
-        assert self.bigram is not None
-        return sum(self.bigram.logp(w, p) for p, w in zip(seq, seq[1:]))
 
     def _tag_texts(self, texts: Sequence[str]) -> list[dict[int, str]]:
         """Penn Treebank tag of every token of each text, keyed by its start character (empty without a

@@ -26,7 +26,7 @@ _BETWEEN_TAGS = {"DT", "RB", "RBR", "RBS", "JJ", "JJR", "JJS", "PDT", "PRP$", "C
 _DO = {"VBD": "did", "VBZ": "does", "VBP": "do"}
 
 
-def negate_predicate(text: str, tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
+def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
     """An edit that negates the predicate of ``tokens[i]``, or None when there is no auxiliary to negate
     and the word is not a finite main verb (``tags``: Penn tags by token start)."""
     tok = tokens[i]

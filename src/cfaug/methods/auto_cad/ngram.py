@@ -32,6 +32,11 @@ class BigramModel:
         """log P(word | prev)."""
         return math.log((self.bigrams[(prev, word)] + self.k) / (self.unigrams[prev] + self.k * self.vocab_size))
 
+    def sentence_logp(self, words: list[str]) -> float:
+        """log P of a whole sentence (lower-cased words), with its ``<s>``/``</s>`` bounds."""
+        seq = ["<s>", *words, "</s>"]
+        return sum(self.logp(w, p) for p, w in zip(seq, seq[1:]))
+
     def context_logp(self, word: str, left: str, right: str) -> float:
         """log P(word | left) + log P(right | word): how well ``word`` fits between its neighbours."""
         return self.logp(word, left) + self.logp(right, word)

@@ -27,7 +27,7 @@ def mine_pairs(path: str | Path, *, text_col: str | None = None, label_col: str 
     """
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for a, b, _, _ in _pairs(path, text_col, label_col, pair_col):
-        for x, y in _substitutions(a, b):
+        for (x,), (y,) in _substitutions(a, b, max_words=1):
             table[x][y] += 1
             table[y][x] += 1
     return dict(table)
@@ -86,17 +86,13 @@ def _pairs(path: str | Path, text_col: str | None, label_col: str | None,
     return out
 
 
-def _substitutions(a: str, b: str, max_words: int = 1) -> list[tuple[Any, Any]]:
-    """Replaced stretches of up to ``max_words`` words on each side: single words as strings when
-    ``max_words`` is 1, else word tuples."""
+def _substitutions(a: str, b: str, max_words: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Replaced stretches of ``a`` in ``b`` with up to ``max_words`` lower-cased words on each side."""
     ta = [t.lower for t in tokenize(a) if t.is_word]
     tb = [t.lower for t in tokenize(b) if t.is_word]
-    out: list[tuple[Any, Any]] = []
+    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     sm = difflib.SequenceMatcher(a=ta, b=tb, autojunk=False)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "replace" and i2 - i1 <= max_words and j2 - j1 <= max_words:
-            if max_words == 1:
-                out.append((ta[i1], tb[j1]))
-            else:
-                out.append((tuple(ta[i1:i2]), tuple(tb[j1:j2])))
+            out.append((tuple(ta[i1:i2]), tuple(tb[j1:j2])))
     return out
