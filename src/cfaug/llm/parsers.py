@@ -241,7 +241,48 @@ class Score(Parser):
         return f"Answer with one number from {low:g} to {high:g} only, between <score> and </score>."
 
 
-for _parser in (Text(), RevisedText(), Label(), Triples(), Score()):
+class SemanticTriples(Parser):
+    """Numbered ``subject | predicate | object`` lines, grouped by ``sent1:`` / ``sent2:`` headers when the
+    answer has them (NLI); one group otherwise. Numbering (``1.``, ``1-2.``, ``-``) and chatter lines
+    without ``|`` are ignored; a line with two parts has an empty object, extra parts join the object."""
+
+    name = "semantic_triples"
+
+    def __call__(self, answer: str, *, groups: int = 1, **context: Any) -> list[list[tuple[str, str, str]]]:
+        out: list[list[tuple[str, str, str]]] = []
+        current: list[tuple[str, str, str]] | None = None
+        for line in (answer or "").splitlines():
+            head = re.match(r"^\s*(?:reconstructed\s+)?(?:sent(?:ence)?\s*(\d)|premise|hypothesis)\s*:\s*(.*)$", line, re.I)
+            if head:
+                current = []
+                out.append(current)
+                line = head.group(2)
+            if "|" not in line:
+                continue
+            body = re.sub(r"^\s*(?:[-*\u2022]|\d+(?:-\d+)?[.)]|\(\d+\))\s*", "", line)
+            parts = [clean_text(p) for p in body.split("|")]
+            if len(parts) < 2 or not parts[0] or not parts[1]:
+                continue
+            triple = (parts[0], parts[1], " | ".join(parts[2:]).strip() if len(parts) > 2 else "")
+            if current is None:
+                current = []
+                out.append(current)
+            current.append(triple)
+        out = [g for g in out if g]
+        if not out:
+            raise ParseError(f"no 'subject | predicate | object' lines in the answer: {(answer or '')[:80]!r}")
+        if len(out) != groups:
+            raise ParseError(f"expected triples for {groups} sentence(s), found {len(out)} group(s)")
+        return out
+
+    def reminder(self, *, groups: int = 1, **context: Any) -> str:
+        if groups == 1:
+            return "Answer with the triples only, one per line: subject | predicate | object"
+        return ("Answer with the triples only, under the headers sent1: and sent2:, one per line: "
+                "subject | predicate | object")
+
+
+for _parser in (Text(), RevisedText(), Label(), Triples(), Score(), SemanticTriples()):
     PARSERS.register(f"{_parser.name}.v1", (type(_parser).__doc__ or "").strip().splitlines()[0])(_parser)
 
 

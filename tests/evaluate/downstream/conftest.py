@@ -21,14 +21,3 @@ def toy(n: int, seed: int) -> tuple[list[str], list[str]]:
 @pytest.fixture
 def toy_data():
     return toy(60, 1), toy(20, 2), toy(30, 3)
-
-
-@pytest.fixture
-def one_torch_thread():
-    """Tiny models train faster on one thread than on two contended ones; restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

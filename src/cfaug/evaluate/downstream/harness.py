@@ -15,7 +15,7 @@ from typing import Any
 from cfaug.data.io import Reject, read_dataset
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
-from cfaug.evaluate.downstream.classifiers import accuracy, build_classifier
+from cfaug.classifiers import accuracy, build_classifier
 from cfaug.judges.classifier import JudgeInput
 from cfaug.data.fingerprint import hash_source, versions
 

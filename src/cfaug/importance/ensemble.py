@@ -1,0 +1,118 @@
+"""Principal and spurious words by an ensemble of classifiers and attribution methods (CoBA, section 3.3.2).
+
+Every (classifier, attribution method) pair is a *voter*: it names the top ``k`` words of a text that
+support the text's label. A word named by at least ``tau`` voters is *principal* (W_p: words the label
+rests on for most models); the other named words are *spurious* (W_s: words only some models lean on).
+``tau`` defaults to a majority of the voters, ``(V + 1) // 2`` rounded up as the paper's
+``(|M| + 1) / 2``. A user list (e.g. gender words) can be added to W_s by the caller.
+
+:func:`overlap` is the paper's Table 1 analysis: for one attribution method, the share of texts where
+every model's top-k shares a word, and where at least two models do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfaug.importance.words import WordImportance
+
+
+@dataclass
+class Votes:
+    """The ensemble's verdict on one text."""
+
+    principal: list[str]
+    spurious: list[str]
+    votes: dict[str, int]  #: votes per named word
+    top: dict[str, list[str]] = field(default_factory=dict)  #: each voter's top-k ("model/method" -> words)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"principal": self.principal, "spurious": self.spurious, "votes": self.votes, "top": self.top}
+
+
+def majority(voters: int) -> int:
+    """The default threshold: more than half of the voters (at least 1)."""
+    return max(1, voters // 2 + 1)
+
+
+def vote(top: Mapping[str, Sequence[str]], tau: int | None = None) -> Votes:
+    """Principal and spurious words from each voter's top words (``tau``: votes needed to be principal;
+    default :func:`majority`). Words keep the order of their first naming."""
+    counts: Counter[str] = Counter()
+    order: dict[str, None] = {}
+    for words in top.values():
+        for w in dict.fromkeys(words):
+            counts[w] += 1
+            order.setdefault(w, None)
+    need = majority(len(top)) if tau is None else tau
+    principal = [w for w in order if counts[w] >= need]
+    spurious = [w for w in order if counts[w] < need]
+    return Votes(principal, spurious, {w: counts[w] for w in order}, {k: list(v) for k, v in top.items()})
+
+
+class Ensemble:
+    """Voters = every classifier in ``models`` explained by every method in ``methods``."""
+
+    def __init__(self, models: Mapping[str, Any], methods: Sequence[WordImportance], k: int = 5,
+                 tau: int | None = None, seed: int = 0) -> None:
+        if not models or not methods:
+            raise ValueError("an importance ensemble needs at least one model and one method")
+        self.models, self.methods, self.k, self.tau, self.seed = dict(models), list(methods), k, tau, seed
+
+    @property
+    def voters(self) -> list[str]:
+        return [f"{m}/{meth.name}" for m in self.models for meth in self.methods]
+
+    def top_words(self, texts: Sequence[str], labels: Sequence[str]) -> list[dict[str, list[str]]]:
+        """For each text, each voter's top-``k`` words supporting the text's label."""
+        out: list[dict[str, list[str]]] = [{} for _ in texts]
+        for mname, model in self.models.items():
+            cols = [list(model.labels).index(lab) for lab in labels]
+            for meth in self.methods:
+                for i, scores in enumerate(meth.explain(model, texts, cols, seed=self.seed)):
+                    out[i][f"{mname}/{meth.name}"] = scores.top(self.k)
+        return out
+
+    def explain(self, texts: Sequence[str], labels: Sequence[str]) -> list[Votes]:
+        return [vote(top, self.tau) for top in self.top_words(texts, labels)]
+
+    def describe(self) -> dict[str, Any]:
+        return {"models": {n: (m.describe() if hasattr(m, "describe") else str(m)) for n, m in self.models.items()},
+                "methods": [m.describe() for m in self.methods], "k": self.k,
+                "tau": self.tau if self.tau is not None else majority(len(self.voters)),
+                "voters": len(self.voters)}
+
+
+@dataclass
+class Overlap:
+    """Table 1 of the CoBA paper for one attribution method."""
+
+    method: str
+    texts: int
+    all_models: float  #: % of texts where the top-k of every model share at least one word
+    two_or_more: float  #: % of texts where at least two models share a word
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, "texts": self.texts, "all_models": round(self.all_models, 2),
+                "two_or_more": round(self.two_or_more, 2)}
+
+
+def overlap(tops: Sequence[Mapping[str, Sequence[str]]], method: str) -> Overlap:
+    """Table 1 from :meth:`Ensemble.top_words` output, restricted to the voters of ``method``."""
+    n_all = n_two = n = 0
+    for top in tops:
+        sets = [set(v) for k, v in top.items() if k.rsplit("/", 1)[1] == method]
+        if len(sets) < 2:
+            continue
+        n += 1
+        n_all += bool(set.intersection(*sets))
+        counts = Counter(w for s in sets for w in s)
+        n_two += any(c >= 2 for c in counts.values())
+    pct = (lambda x: 100.0 * x / n) if n else (lambda x: float("nan"))
+    return Overlap(method, n, pct(n_all), pct(n_two))
+
+
+__all__ = ["Ensemble", "Overlap", "Votes", "majority", "overlap", "vote"]

@@ -1,0 +1,431 @@
+"""CoBA: counterbias augmentation from semantic triples (see the package docstring)."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cfaug.config import ConfigError, param
+from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
+from cfaug.data.tasks import Task
+from cfaug.filters.base import record_filters
+from cfaug.filters.builtin import normalise
+from cfaug.judges.builtin import judge_input
+from cfaug.judges.classifier import as_text
+from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
+from cfaug.judges.similarity import tokenize
+from cfaug.methods.base import METHODS, Resources
+from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
+from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
+from cfaug.registry import spec_name
+from cfaug.training.context import FitContext, StageContext
+
+NAME = "coba.v1"
+
+#: small from-scratch settings of the ensemble's torch classifiers (CPU minutes, not hours)
+TORCH_DEFAULTS = {"bilstm": {"embedding_dim": 64, "hidden_size": 64, "max_tokens": 300},
+                  "cnn": {"max_tokens": 300}}
+
+
+@dataclass
+class CoBAConfig(LLMConfig):
+    """Parameters of CoBA (``-p key=value``); the LLM settings (``llm``, ``temperature``...) serve
+    ``mode=llm``."""
+
+    mode: str = param("offline", "offline: triples from the bundled dependency parser, edits from the opinion lexicon "
+                      "and negation, text realised from the original sentences (CPU); llm: the paper's extract, modify "
+                      "and reconstruct prompts", choices=("offline", "llm"))
+    models: str = param("tfidf-logreg,bilstm,cnn", "the classifiers M that vote on principal and spurious words: "
+                        "registered classifier names (trained here on the input), or folders (a classifier saved by "
+                        "cfaug, or a local Hugging Face sequence classifier)", fit=True)
+    importance: str = param("lime,integrated-gradients,shapley", "attribution methods applied to every model "
+                            "(each model x method pair votes)")
+    k: int = param(5, "top words per voter", min=1, max=100)
+    tau: int = param(0, "votes a word needs to be principal (0 = a majority of the voters)", min=0)
+    lime_samples: int = param(300, "LIME: perturbed texts per explanation", min=10)
+    shapley_samples: int = param(3, "Shapley value sampling: permutations per explanation", min=1)
+    ig_steps: int = param(20, "Integrated Gradients: steps of the path integral", min=2)
+    classifier_epochs: int = param(4, "epochs of the torch classifiers of M (best epoch on held-out data kept)",
+                                   min=1, fit=True)
+    spurious_words: str | None = param(None, "extra spurious words: a file with one word per line, or 'gender' for "
+                                       "the WinoBias gender words")
+    gender_swap: bool = param(True, "swap gendered words (he/she, his/her, actor/actress...) in every triple")
+    swap_names: bool = param(False, "gender swap also first names")
+    delete_prob: float = param(0.1, "probability that a normal triple (offline: a sentence of normal triples) is "
+                               "deleted", min=0.0, max=1.0)
+    shuffle: bool = param(True, "permute the normal triples (offline: sentences of normal triples) among their "
+                          "positions")
+    candidates: int = param(1, "rewrites per row (each with its own permutation and deletions; offline, the n-th "
+                            "also takes each word's n-th best replacement)", min=1, max=10)
+    lexicon_principal: bool = param(True, "sentiment: opinion words of the source label (opinion lexicon) are "
+                                    "principal, never spurious, and a triple holding one is a principal triple")
+    edit_mixed: bool = param(True, "triples holding both spurious and principal words are edited too, keeping the "
+                             "spurious words (off: the paper's rule, spurious triples are never edited)")
+    judge: Any = param("tfidf", "the independent label judge that checks every rewrite: tfidf (trained on judge_data, "
+                       "else on the input), hf (judge_model), or a judge spec", fit=True)
+    judge_data: str | None = param(None, "judge=tfidf: labelled data to train the judge on", fit=True)
+    judge_model: str | None = param(None, "judge=hf: local sequence classifier folder", fit=True)
+    judge_labels: str | None = param(None, "judge=hf: its labels in output order", fit=True)
+    require_flip: bool = param(False, "drop rewrites the judge does not give the target label (with at least "
+                               "min_target_prob); off: every rewrite is kept with meta.confidence")
+    min_target_prob: float = param(0.5, "the judge's probability of the target that counts as flipped", min=0.0, max=1.0)
+    parser: str = param("en_ewt", "dependency parser for the offline triples: en_ewt (bundled), or a spaCy pipeline "
+                        "folder or package")
+    encoder: str | None = param(None, "local sentence-transformers path for the lexicon proposer (default: packaged "
+                                "all-MiniLM-L6-v2)", fit=True)
+
+
+@METHODS.register(NAME, "counterbias rewrites from semantic triples: an ensemble finds principal and spurious words, "
+                  "principal triples are flipped, normal ones shuffled or dropped, genders swapped; offline or LLM")
+class CoBA(LLMMethod):
+    name = NAME
+    Config = CoBAConfig
+    supported_tasks = ("sentiment", "nli", "style")
+    trains = True
+    resources = Resources(cpus=1.0, gpus=0.0, memory_mb=1500)
+    default_batch_size = 16
+
+    def __init__(self, config: CoBAConfig | None = None, *, seed: int = 0) -> None:
+        super().__init__(config, seed=seed)
+        c = self.config
+        self.work_unit = "item" if c.mode == "llm" else "batch"  # type: ignore[misc]
+        self.model_names = [m.strip() for m in c.models.split(",") if m.strip()]
+        self.importance_names = [m.strip() for m in c.importance.split(",") if m.strip()]
+        if not self.model_names or not self.importance_names:
+            raise ConfigError("coba needs at least one model (models=...) and one importance method (importance=...)")
+        self.judge_spec = label_judge_spec(c.judge, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,
+                                           role="judge")
+        jname, _ = spec_name(self.judge_spec, "judges")
+        if jname.startswith("llm"):
+            raise ConfigError("coba's judge must be a local classifier: judge=tfidf or judge=hf")
+        self.ensemble: Any = None
+        self.judge: Any = None
+        self.planner: Any = None
+        self.nlp: Any = None
+        self.extra_spurious: set[str] = set()
+        self._swap: Any = None
+        #: the LLM path runs items concurrently; the classifiers and attribution hooks are not thread-safe
+        self._cpu_lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------------------ stages
+    def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
+        self.check_task(task)
+        if self.config.mode == "offline":
+            if task.name != "sentiment":
+                raise ConfigError(f"coba mode=offline edits sentiment (opinion lexicon and negation); for {task.name} "
+                                  "use -p mode=llm")
+            from cfaug.nlp import resolve_pipeline
+
+            resolve_pipeline(self.config.parser)
+            return {"mode": "offline"}
+        facts = super().prepare(records, task, ctx)
+        facts["mode"] = "llm"
+        facts["requests_per_item"] = f"1 extract + 1 modify (when a triple is principal) + {self.config.candidates} reconstruct"
+        return facts
+
+    def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
+        """Train every classifier of M (each saved as it finishes, so a killed training resumes), the label
+        judge, and (offline) the lexicon proposer's bigram model and word vectors."""
+        from cfaug.classifiers import build_classifier
+
+        self.check_task(task)
+        labelled = [r for r in records if r.label is not None]
+        if len({r.label for r in labelled}) < 2:
+            raise ConfigError("coba trains its classifiers on the input, which needs at least two labels; found "
+                              f"{sorted({str(r.label) for r in labelled}) or 'none'}")
+        inputs = [judge_input(r.fields, task.roles) for r in labelled]
+        labels = [str(r.label) for r in labelled]
+        dev = [r for r in ctx.dev_records if r.label is not None]
+        dev_inputs = [judge_input(r.fields, task.roles) for r in dev] or None
+        dev_labels = [str(r.label) for r in dev] or None
+        facts: dict[str, Any] = {"models": {}}
+        bar = ctx.bar(len(self.model_names), "training the ensemble's classifiers", unit="model")
+        for n, name in enumerate(self.model_names):
+            folder = ctx.path(f"models/{n}")
+            if Path(name).expanduser().is_dir():
+                facts["models"][name] = {"path": str(Path(name).expanduser())}
+            elif (folder / "classifier.json").exists():  # finished before an interruption
+                facts["models"][name] = {"resumed": True}
+            else:
+                base = name.split(".")[0]
+                params = dict(TORCH_DEFAULTS.get(base, {}))
+                if base in TORCH_DEFAULTS:
+                    params["epochs"] = self.config.classifier_epochs
+                clf = build_classifier(name, params, seed=self.seed)
+                facts["models"][name] = clf.fit(inputs, labels, dev_inputs, dev_labels)
+                folder.mkdir(parents=True, exist_ok=True)
+                clf.save(folder)
+            bar.update(1)
+        bar.close()
+        jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
+        jname, jparams = spec_name(self.judge_spec, "judges")
+        if jname.startswith("tfidf"):
+            judge = build_judge({"C": 10.0, "min_df": 2, **self.judge_spec}, jctx)
+            if not jparams.get("data"):
+                judge.fit(inputs, labels)
+            with open(ctx.path("judge.pkl"), "wb") as fh:
+                pickle.dump(judge, fh)
+            facts["judge"] = judge.describe()
+        if self.config.mode == "offline" and task.name == "sentiment":
+            facts.update(_fit_proposer(labelled, ctx, self.config.encoder))
+        facts["training_texts"] = len(labelled)
+        return facts
+
+    def load(self, artifact_dir: Path, task: Task, ctx: StageContext) -> dict[str, Any]:
+        from cfaug.classifiers import load_classifier
+        from cfaug.importance import Ensemble, build_word_importance
+
+        self.check_task(task)
+        c = self.config
+        models: dict[str, Any] = {}
+        for n, name in enumerate(self.model_names):
+            path = Path(name).expanduser()
+            if path.is_dir():
+                models[name] = (load_classifier(path) if (path / "classifier.json").exists() else
+                                build_judge({"@judges": "hf-classifier", "path": str(path)},
+                                            JudgeContext(task, seed=self.seed, device=ctx.device)))
+            else:
+                models[name.split(".")[0]] = load_classifier(artifact_dir / "models" / str(n))
+        methods = []
+        for m in self.importance_names:
+            base = m.split(".")[0]
+            params = {"lime": {"samples": c.lime_samples}, "shapley": {"samples": c.shapley_samples},
+                      "integrated-gradients": {"steps": c.ig_steps}}.get(base, {})
+            methods.append(build_word_importance({"@importance": m, **params}))
+        self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed)
+        if (artifact_dir / "judge.pkl").exists():
+            with open(artifact_dir / "judge.pkl", "rb") as fh:
+                self.judge = pickle.load(fh)
+        else:
+            self.judge = build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))
+        self.extra_spurious = _spurious_list(c.spurious_words)
+        if c.gender_swap:
+            from cfaug.nlp.gender import swap_tokens
+
+            self._swap = swap_tokens
+        facts: dict[str, Any] = {"ensemble": self.ensemble.describe(), "judge": self.judge.describe(),
+                                 "extra_spurious_words": len(self.extra_spurious)}
+        if c.mode == "offline":
+            from cfaug.methods.coba.offline import OfflinePlanner
+            from cfaug.nlp import describe_pipeline, load_pipeline
+
+            self.nlp = load_pipeline(c.parser)
+            self.planner = OfflinePlanner(_load_lexicon(), _load_proposer(artifact_dir),
+                                          lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
+                                          alternatives=c.candidates)
+            facts["parser"] = describe_pipeline(self.nlp)
+        return facts
+
+    # ---------------------------------------------------------------------------------------- helpers
+    def _source_labels(self, items: Sequence[WorkItem], texts: Sequence[str]) -> list[str]:
+        """The records' labels; unlabelled rows take the first model's prediction."""
+        missing = [i for i, it in enumerate(items) if it.record.label is None]
+        labels = [str(it.record.label) for it in items]
+        if missing:
+            model = next(iter(self.ensemble.models.values()))
+            probs = model.predict_proba([texts[i] for i in missing])
+            for i, p in zip(missing, probs):
+                labels[i] = model.labels[int(np.argmax(p))]
+        return labels
+
+    def _judge(self, task: Task, items: Sequence[WorkItem], fields: Sequence[dict[str, str]]) -> list[float]:
+        probs = self.judge.predict_proba([judge_input(f, task.roles) for f in fields])
+        labels = list(self.judge.labels)
+        return [float(p[labels.index(it.target)]) if it.target in labels else 0.0 for it, p in zip(items, probs)]
+
+    def _finish(self, cf: Counterfactual, target_prob: float, original: dict[str, str]) -> None:
+        flipped = target_prob >= self.config.min_target_prob
+        cf.meta["own_judge"] = {"name": getattr(self.judge, "name", "judge"), "target_prob": round(target_prob, 4),
+                            "flipped": flipped}
+        cf.meta["confidence"] = round(target_prob, 4)
+        changed = any(normalise(cf.fields[r]) != normalise(original[r]) for r in original)
+        verdicts: dict[str, bool | None] = {"changed": changed}
+        notes = {} if changed else {"changed": "the rewrite equals the original"}
+        if self.config.require_flip:
+            verdicts["flip"] = flipped
+        record_filters(cf.meta, verdicts, notes)
+
+    # ---------------------------------------------------------------------------------- offline path
+    def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
+        texts = [it.record.text() for it in items]
+        sources = self._source_labels(items, texts)
+        votes = self.ensemble.explain(texts, sources)
+        docs = list(self.nlp.pipe(texts, batch_size=32))
+        results: list[list[Counterfactual]] = []
+        pending: list[tuple[int, Counterfactual]] = []
+        for n, (item, doc, v, src) in enumerate(zip(items, docs, votes, sources)):
+            spurious = list(dict.fromkeys(v.spurious + sorted(self.extra_spurious & {t.lower_ for t in doc})))
+            swap = (lambda words, tags: self._swap(words, tags, names=self.config.swap_names)) if self._swap else None
+            plan = self.planner.plan(doc, v.principal, spurious, src, item.target, swap=swap)
+            if not plan.slots:
+                results.append(NoCounterfactual(plan.why_none))
+                continue
+            out: list[Counterfactual] = []
+            seen: set[str] = set()
+            for cand in range(self.config.candidates):
+                rng = random.Random(self.item_seed(item) + cand)
+                new, info = self.planner.realise(plan, item.record.text(), rng, self.config.delete_prob,
+                                                 self.config.shuffle, alternative=cand)
+                if new in seen:
+                    continue
+                seen.add(new)
+                from cfaug.methods.coba.offline import triple_texts
+
+                meta = {"candidate": cand, "ensemble": {**v.to_json(), "spurious": spurious},
+                        "triples": triple_texts(plan, item.record.text(), info["edits"]),
+                        "sentences": {"categories": plan.sentence_category, "order": info["order"],
+                                      "deleted": info["deleted"]},
+                        "edits": info["edits"],
+                        "gender_swaps": [e.to_json() for e in plan.swaps]}
+                cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
+                out.append(cf)
+                pending.append((n, cf))
+            results.append(out)
+        if pending:
+            probs = self._judge(task, [items[n] for n, _ in pending], [cf.fields for _, cf in pending])
+            for (n, cf), p in zip(pending, probs):
+                self._finish(cf, p, items[n].record.fields)
+        return results
+
+    # -------------------------------------------------------------------------------------- LLM path
+    def _llm_prompt(self, step: str, task: Task) -> Any:
+        family = "nli" if task.name == "nli" else "sentiment"
+        name = f"coba-{step}-{task.name if step == 'modify' else family}"
+        if name not in self._prompts:
+            from cfaug.llm.templates import load_prompt
+
+            self._prompts[name] = load_prompt(name)
+        return self._prompts[name]
+
+    async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
+        from cfaug.nlp.gender import swap_gender
+
+        c = self.config
+        variables = task_variables(item, task)
+        role = variables["edit_role"]
+        original = item.record.fields[role]
+        seed = self.item_seed(item) % (2 ** 31)
+        nli = task.name == "nli"
+        extracted = await self.ask(self._llm_prompt("extract", task), variables, parser_context={"groups": 2 if nli else 1},
+                                   seed=seed, purpose="extract", max_tokens=self.max_tokens_for(original) * 2)
+        triples = extracted.value[task.roles.index(role)] if nli else extracted.value[0]
+        text = as_text(judge_input(item.record.fields, task.roles))
+        source = (str(item.record.label) if item.record.label is not None else
+                  await asyncio.to_thread(self._locked, lambda: self._source_labels([item], [text])[0]))
+        votes = (await asyncio.to_thread(self._locked, self.ensemble.explain, [text], [source]))[0]
+        spurious = list(dict.fromkeys(votes.spurious + sorted(self.extra_spurious & set(tokenize(text)))))
+        principal_words = set(votes.principal)
+        if c.lexicon_principal and task.name == "sentiment":  # opinion words of the source label carry it
+            lexicon = _load_lexicon()
+            opinion = {w for t in triples for part in t for w in tokenize(part) if lexicon.polarity(w) == source.lower()}
+            principal_words |= opinion
+            spurious = [w for w in spurious if w not in opinion]
+        cats = categorise_words([[w for part in t for w in tokenize(part)] for t in triples], principal_words,
+                                set(spurious))
+        modified = [tuple(t) for t in triples]
+        words = [{w for part in t for w in tokenize(part)} for t in triples]
+        principal = [i for i, cat in enumerate(cats) if cat == PRINCIPAL or (
+            c.edit_mixed and cat == SPURIOUS and words[i] & principal_words)]
+        answers = [extracted]
+        if principal:
+            mod = await self.ask(self._llm_prompt("modify", task),
+                                 {**variables, "triples": [triples[i] for i in principal], "spurious": spurious},
+                                 seed=seed, purpose="modify", max_tokens=self.max_tokens_for(original) * 2)
+            answers.append(mod)
+            for j, i in enumerate(principal[: len(mod.value[0])]):
+                modified[i] = mod.value[0][j]
+        if c.gender_swap:
+            modified = [tuple(await asyncio.to_thread(_swap_parts, t, swap_gender, c.swap_names)) for t in modified]
+        out: list[Counterfactual] = []
+        seen: set[str] = set()
+        for cand in range(c.candidates):
+            rng = random.Random(seed + cand)
+            order, deleted = permute_normal(cats, rng, c.delete_prob, c.shuffle)
+            shown = [{"n": i + 1, "s": modified[i][0], "p": modified[i][1], "o": modified[i][2]} for i in order]
+            rec = await self.ask(self._llm_prompt("reconstruct", task), {"triples": shown}, seed=seed, sample=cand,
+                                 purpose="reconstruct", max_tokens=self.max_tokens_for(original) * 2)
+            answers.append(rec)
+            if rec.value in seen:
+                continue
+            seen.add(rec.value)
+            fields = dict(item.record.fields)
+            fields[role] = rec.value
+            meta = {"candidate": cand, "ensemble": {**votes.to_json(), "spurious": spurious},
+                    "triples": [{"category": cat, "before": list(t), "after": list(m)}
+                                for cat, t, m in zip(cats, triples, modified)],
+                    "order": order, "deleted": deleted,
+                    "llm": [a.provenance() for a in answers]}
+            out.append(Counterfactual(item.record, fields, item.target, NAME, meta))
+        if out:
+            probs = await asyncio.to_thread(self._locked, self._judge, task, [item] * len(out), [cf.fields for cf in out])
+            for cf, p in zip(out, probs):
+                self._finish(cf, p, item.record.fields)
+        return out
+
+    def _locked(self, fn: Any, *args: Any) -> Any:
+        with self._cpu_lock:
+            return fn(*args)
+
+    def close(self) -> None:
+        super().close()
+        self.ensemble = self.nlp = self.planner = None
+
+
+def _swap_parts(triple: Sequence[str], swap_gender: Any, names: bool) -> list[str]:
+    return [swap_gender(part, names=names)[0] if part else part for part in triple]
+
+
+def _spurious_list(spec: str | None) -> set[str]:
+    if not spec:
+        return set()
+    if spec == "gender":
+        from cfaug.nlp.gender import gender_pairs
+
+        return set(gender_pairs())
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"spurious_words: {spec} is neither 'gender' nor a readable file")
+    return {w.strip().lower() for w in path.read_text(encoding="utf-8").splitlines() if w.strip()}
+
+
+def _load_lexicon() -> Any:
+    from cfaug.methods.auto_cad.lexicon import load_lexicon
+
+    return load_lexicon()
+
+
+def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str | None) -> dict[str, Any]:
+    """The lexicon proposer's bigram model of the input and the lexicon's word vectors (as auto-CAD)."""
+    from cfaug.judges.similarity import SentenceEncoder
+    from cfaug.methods.auto_cad.ngram import BigramModel
+    from cfaug.methods.auto_cad.text import tokenize as cad_tokenize
+
+    lexicon = _load_lexicon()
+    bigram = BigramModel().fit([t.lower for t in cad_tokenize(r.text()) if t.is_word] for r in records)
+    with open(ctx.path("bigram.pkl"), "wb") as fh:
+        pickle.dump(bigram, fh)
+    words = sorted(lexicon.positive | lexicon.negative)
+    encoder = SentenceEncoder(encoder_path, device=ctx.device)
+    np.save(ctx.path("lexicon_vectors.npy"), encoder.encode_persistent(words).astype(np.float32))
+    ctx.path("lexicon_words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    return {"lexicon_words": len(words)}
+
+
+def _load_proposer(artifact_dir: Path) -> Any:
+    from cfaug.methods.auto_cad.replacements import LexiconProposer, WordVectors
+
+    with open(artifact_dir / "bigram.pkl", "rb") as fh:
+        bigram = pickle.load(fh)
+    words = (artifact_dir / "lexicon_words.txt").read_text(encoding="utf-8").split()
+    return LexiconProposer(_load_lexicon(), bigram, WordVectors(words, np.load(artifact_dir / "lexicon_vectors.npy")))
+
+
+__all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS"]

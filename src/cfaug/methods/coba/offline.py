@@ -1,0 +1,229 @@
+"""CoBA without a language model: triples from the dependency parse, edits inside the triples, and a text
+realised from the original sentences' own words.
+
+Steps for one text (a parsed spaCy ``Doc``), given the ensemble's principal words W_p and spurious words
+W_s (:mod:`cfaug.importance.ensemble`):
+
+1. **Categories.** Each triple (:func:`cfaug.nlp.triples.extract_triples`) is *spurious* when one of its
+   words is in W_s, else *principal* when one is in W_p, else *normal*. With ``lexicon_principal``, opinion
+   words of the source polarity count as principal (never spurious: the lexicon says they carry the label)
+   and a triple holding one is principal.
+2. **Label edits** in principal triples (and, with ``edit_mixed``, in spurious triples that also hold
+   principal words, whose spurious words stay untouched): an opinion word of the source polarity is
+   replaced by one of the target polarity in the same word class and form (auto-CAD's lexicon proposer);
+   a principal negator is removed; a principal word with no polarity ("recommend", "waste") flips its
+   predicate by inserting or removing a negation.
+3. **Gender swap** (optional): every gendered word of the WinoBias lists takes the opposite gender.
+4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
+   sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
+   sentences). Sentences with principal or spurious triples keep their place.
+5. **Realisation.** The edited sentences are joined in the new order. Each candidate (``candidates``)
+   uses its own permutation and deletions, and the ``n``-th uses every edited word's ``n``-th best
+   replacement.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
+from cfaug.methods.auto_cad.negation import negate_predicate
+from cfaug.methods.auto_cad.replacements import ReplacementRequest
+from cfaug.methods.auto_cad.text import Edit, Token, apply_edits
+from cfaug.nlp.inflect import match_case
+from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
+from cfaug.nlp.triples import Triple, extract_triples
+
+
+@dataclass
+class Plan:
+    """What CoBA does to one text: categories, label edits (alternatives per slot), gender swaps."""
+
+    doc: Any
+    triples: list[Triple]
+    categories: list[str]
+    sentence_category: list[str]
+    slots: list[list[Edit]] = field(default_factory=list)  #: per edited word, alternative edits best first
+    swaps: list[Edit] = field(default_factory=list)
+    why_none: str = ""
+
+
+def triple_words(doc: Any, t: Triple) -> list[int]:
+    """Token indices of a triple's subject, predicate and object; for a fragment (no subject, no object:
+    "A great night at the movies."), its whole clause."""
+    if t.subject is None and t.object is None:
+        return list(range(t.clause.start, t.clause.end))
+    out: list[int] = []
+    for span in (t.subject, t.predicate, t.object):
+        if span is not None:
+            out += range(span.start, span.end)
+    return out
+
+
+def categorise(doc: Any, triples: Sequence[Triple], principal: set[str], spurious: set[str],
+               lexicon: Lexicon | None, source_polarity: str | None) -> list[str]:
+    """spurious / principal / normal for each triple (see the module docstring)."""
+    words = [[doc[i].lower_ for i in triple_words(doc, t)] for t in triples]
+    out = categorise_words(words, principal, spurious)
+    if lexicon is not None and source_polarity:
+        out = [PRINCIPAL if cat == NORMAL and any(lexicon.polarity(w) == source_polarity for w in ws) else cat
+               for cat, ws in zip(out, words)]
+    return out
+
+
+def sentence_categories(doc: Any, triples: Sequence[Triple], categories: Sequence[str]) -> list[str]:
+    """A sentence is principal or spurious when one of its triples is (principal wins), else normal."""
+    sents = list(doc.sents)
+    out = [NORMAL] * len(sents)
+    for t, cat in zip(triples, categories):
+        if cat == PRINCIPAL or (cat == SPURIOUS and out[t.sentence] == NORMAL):
+            out[t.sentence] = cat
+    return out
+
+
+def as_tokens(doc: Any) -> tuple[list[Token], dict[int, str]]:
+    """auto-CAD tokens (character offsets, sentence index) and Penn tags by start character."""
+    sent_of = {}
+    for s, sent in enumerate(doc.sents):
+        for tok in sent:
+            sent_of[tok.i] = s
+    tokens = [Token(t.text, t.idx, t.idx + len(t.text), sent_of[t.i]) for t in doc]
+    return tokens, {t.idx: t.tag_ for t in doc}
+
+
+def negator_removal(tokens: Sequence[Token], i: int) -> Edit:
+    """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will")."""
+    tok = tokens[i]
+    if tok.lower == "n't" and i > 0:
+        prev = tokens[i - 1]
+        aux = AUX_AFTER_NT.get(prev.lower)
+        if aux:
+            return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
+    new = NEGATORS.get(tok.lower, "")
+    return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
+
+
+class OfflinePlanner:
+    """Plans and realises offline CoBA rewrites (see the module docstring)."""
+
+    def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
+                 alternatives: int = 1) -> None:
+        self.lexicon, self.proposer = lexicon, proposer
+        self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
+
+    def plan(self, doc: Any, principal: Sequence[str], spurious: Sequence[str], source_polarity: str | None,
+             target_polarity: str | None, swap: Any = None) -> Plan:
+        triples = extract_triples(doc)
+        p_set, s_set = set(principal), set(spurious)
+        if self.lexicon_principal and source_polarity:  # the lexicon's opinion words carry the label
+            moved = {w for w in s_set if self.lexicon.polarity(w) == source_polarity}
+            p_set |= moved
+            s_set -= moved
+        cats = categorise(doc, triples, p_set, s_set, self.lexicon if self.lexicon_principal else None, source_polarity)
+        plan = Plan(doc, triples, cats, sentence_categories(doc, triples, cats))
+        tokens, tags = as_tokens(doc)
+        requests: list[tuple[int, Triple, ReplacementRequest]] = []
+        negated_heads: set[int] = set()
+        done: set[int] = set()
+        for t, cat in zip(triples, cats):
+            if cat == NORMAL or (cat == SPURIOUS and not self.edit_mixed):
+                continue
+            for i in triple_words(doc, t):
+                if i in done:
+                    continue
+                w = doc[i].lower_
+                if w in s_set:
+                    continue  # spurious words stay as they are
+                pol = self.lexicon.polarity(w)
+                principal_word = w in p_set or (self.lexicon_principal and cat == PRINCIPAL)
+                if not principal_word:
+                    continue
+                if pol is not None and pol == source_polarity and target_polarity:
+                    done.add(i)
+                    requests.append((i, t, _request(doc, i, target_polarity)))
+                elif w in NEGATORS and w in p_set:
+                    done.add(i)
+                    plan.slots.append([negator_removal(tokens, i)])
+                elif w in p_set and pol is None and t.head not in negated_heads:
+                    negated_heads.add(t.head)
+                    edit = self._flip_predicate(doc, tokens, tags, t)
+                    if edit is not None:
+                        done.add(i)
+                        plan.slots.append([edit])
+        if requests:
+            for (i, t, _), cands in zip(requests, self.proposer.propose([r for _, _, r in requests])):
+                tok = tokens[i]
+                alts = [Edit(tok.start, tok.end, match_case(tok.text, c), tok.text, "replace")
+                        for c, _ in cands[: self.alternatives]]
+                if not alts and t.head not in negated_heads:  # no replacement: flip the predicate instead
+                    negated_heads.add(t.head)
+                    edit = self._flip_predicate(doc, tokens, tags, t)
+                    alts = [edit] if edit is not None else []
+                if alts:
+                    plan.slots.append(alts)
+        if swap is not None:
+            new_words = swap([t.text for t in doc], [t.tag_ for t in doc])
+            taken = {e.start for alts in plan.slots for e in alts}
+            plan.swaps = [Edit(tokens[i].start, tokens[i].end, new, tokens[i].text, "gender")
+                          for i, new in enumerate(new_words) if new != doc[i].text and tokens[i].start not in taken]
+        if not plan.slots:
+            plan.why_none = ("no principal word or opinion word of the source label in the text's triples"
+                             if PRINCIPAL not in cats else "no replacement or negation found for the principal words")
+        return plan
+
+    @staticmethod
+    def _flip_predicate(doc: Any, tokens: Sequence[Token], tags: dict[int, str], t: Triple) -> Edit | None:
+        """Negate the triple's predicate, or remove the negator it carries."""
+        pred = range(t.predicate.start, t.predicate.end)
+        if t.negated:
+            for i in pred:
+                if doc[i].lower_ in NEGATORS:
+                    return negator_removal(tokens, i)
+            return None
+        return negate_predicate(tokens, t.head, tags)
+
+    def realise(self, plan: Plan, text: str, rng: random.Random, delete_prob: float, shuffle: bool,
+                alternative: int = 0) -> tuple[str, dict[str, Any]]:
+        """One candidate text and what was done to make it."""
+        edits = [alts[min(alternative, len(alts) - 1)] for alts in plan.slots] + plan.swaps
+        sents = [(s.start_char, s.end_char) for s in plan.doc.sents]
+        order, deleted = permute_normal(plan.sentence_category, rng, delete_prob, shuffle)
+        pieces = []
+        for k in order:
+            a, b = sents[k]
+            local = [Edit(e.start - a, e.end - a, e.new, e.old, e.kind) for e in edits if a <= e.start and e.end <= b]
+            sentence = apply_edits(text[a:b], local).strip()
+            if sentence:
+                pieces.append(sentence)
+        info = {"order": order, "deleted": deleted,
+                "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)]}
+        return " ".join(pieces), info
+
+
+def triple_texts(plan: Plan, text: str, edits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each triple before and after the edits, with its category (for ``meta``)."""
+    out = []
+    by_start = [(e["start"], e["end"], e["new"]) for e in edits]
+    for t, cat in zip(plan.triples, plan.categories):
+        before, after = [], []
+        for span in (t.subject, t.predicate, t.object):
+            if span is None:
+                before.append("")
+                after.append("")
+                continue
+            a, b = span.start_char, span.end_char
+            local = [Edit(s - a, e - a, n, text[s:e], "x") for s, e, n in by_start if a <= s and e <= b]
+            before.append(text[a:b])
+            after.append(apply_edits(text[a:b], local) if local else text[a:b])
+        out.append({"sentence": t.sentence, "category": cat, "before": before, "after": after})
+    return out
+
+
+def _request(doc: Any, i: int, target_polarity: str) -> ReplacementRequest:
+    tok = doc[i]
+    left = doc[i - 1].lower_ if i > 0 and doc[i - 1].sent.start == tok.sent.start else "<s>"
+    right = doc[i + 1].lower_ if i + 1 < len(doc) and doc[i + 1].sent.start == tok.sent.start else "</s>"
+    return ReplacementRequest(tok.lower_, left, right, target_polarity, tag=tok.tag_)

@@ -1,0 +1,148 @@
+"""``cfaug augment --method coba`` end to end: offline on the fixture reviews, and the LLM path against the
+scripted loopback server (requests per item, meta, resume without asking again)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cfaug.cli import main
+
+from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
+
+FAST = ["-p", "models=tfidf-logreg,cnn", "-p", "classifier_epochs=2", "-p", "lime_samples=60",
+        "-p", "shapley_samples=1", "-p", "ig_steps=8"]
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CFAUG_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CFAUG_LLM_BASE_URL", "CFAUG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_offline_rewrites_carry_the_whole_story_in_meta(tmp_path, sentiment_tsv):
+    out = tmp_path / "out.jsonl"
+    assert main(["augment", str(sentiment_tsv), "-o", str(out), "--method", "coba", "--no-progress", *FAST,
+                 "-p", "candidates=2"]) == 0
+    rows = read_jsonl(out)
+    assert len({r["source_id"] for r in rows}) >= 20  # most of the 40 fixture reviews get a rewrite
+    for r in rows:
+        m = r["meta"]
+        assert r["Text"] != r["original_Text"] and r["Sentiment"] != r["original_Sentiment"]
+        assert set(m["ensemble"]) >= {"principal", "spurious", "votes", "top"}
+        assert len(m["ensemble"]["top"]) == 6  # 2 models x 3 importance methods
+        assert m["triples"] and {t["category"] for t in m["triples"]} <= {"principal", "spurious", "normal"}
+        assert 0.0 <= m["own_judge"]["target_prob"] <= 1.0 and m["confidence"] == m["own_judge"]["target_prob"]
+        assert m["edits"] and m["filters"]["changed"]
+    r03 = [r for r in rows if r["source_id"] == "r03"]
+    assert r03 and all("excellent" not in r["Text"] for r in r03)
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["counterfactuals_written"] == len(rows) and summary["flip_rate_own_judge"] is not None
+    manifest = json.loads((tmp_path / "out.jsonl.run" / "manifest.json").read_text())
+    assert manifest["method"] == "coba.v1"
+    # rerun: nothing is trained or generated again, the output is the same
+    again = tmp_path / "again.jsonl"
+    assert main(["augment", str(sentiment_tsv), "-o", str(again), "--method", "coba", "--no-progress", *FAST,
+                 "-p", "candidates=2"]) == 0
+    assert [r["Text"] for r in read_jsonl(again)] == [r["Text"] for r in rows]
+
+
+def test_require_flip_drops_what_the_judge_does_not_flip(tmp_path, sentiment_tsv):
+    out = tmp_path / "out.jsonl"
+    assert main(["augment", str(sentiment_tsv), "-o", str(out), "--method", "coba", "--no-progress", *FAST,
+                 "-p", "require_flip=true", "-p", "min_target_prob=0.99", "--keep-failed"]) == 0
+    rows = read_jsonl(out)
+    assert rows and all(r["meta"]["passed"] == (r["meta"]["own_judge"]["target_prob"] >= 0.99) for r in rows)
+
+
+def test_offline_needs_two_labels_and_a_sentiment_task(tmp_path):
+    one = tmp_path / "one.tsv"
+    one.write_text("Sentiment\tText\nPositive\tA great film.\nPositive\tA superb cast.\n", encoding="utf-8")
+    assert main(["augment", str(one), "-o", str(tmp_path / "o.jsonl"), "--method", "coba", "--no-progress"]) == 2
+
+
+# -- the LLM path ------------------------------------------------------------------------------------
+FLIP = {"great": "dreadful", "superb": "clumsy", "excellent": "poor", "beautiful": "ugly", "wonderful": "awful",
+        "brilliant": "dull", "loved": "hated", "charming": "tiresome", "boring": "gripping", "weak": "strong",
+        "terrible": "superb", "awful": "wonderful", "dull": "lively", "hated": "loved", "tedious": "charming"}
+
+
+def scripted(body, prompt):
+    """Extraction: one triple per clause of the text; modification: flip opinion words; reconstruction:
+    join the triples."""
+    if "Break the text below" in prompt:
+        text = prompt.rsplit("Text:", 1)[1].strip()
+        clauses = [c.strip(" .") for c in re.split(r"\band\b|\.", text) if c.strip(" .")]
+        lines = []
+        for n, c in enumerate(clauses, 1):
+            words = c.split()
+            lines.append(f"{n}. {' '.join(words[:2])} | {words[2] if len(words) > 2 else 'is'} | {' '.join(words[3:])}")
+        return "Here you are:\n" + "\n".join(lines)
+    if "Rewrite each of them" in prompt:
+        block = prompt.split("Triples:\n", 1)[1].split("\n\nWrite only", 1)[0]
+        return re.sub(r"\w+", lambda m: FLIP.get(m.group(0), m.group(0)), block)
+    if "Write a text that states" in prompt:
+        block = prompt.split("Triples:\n", 1)[1].split("\n\nReply", 1)[0]
+        parts = [" ".join(x.strip() for x in re.sub(r"^\d+\.\s*", "", line).split("|")).strip()
+                 for line in block.splitlines() if "|" in line]
+        return "<revised>" + ". ".join(parts) + ".</revised>"
+    return "OK"
+
+
+def llm_augment(inp, out, srv, *extra):
+    return main(["augment", str(inp), "-o", str(out), "--method", "coba", "-p", "mode=llm", "--llm-base-url",
+                 srv.base_url, "--llm-model", "test-model", "--concurrency", "2", "--no-progress", *FAST, *extra])
+
+
+def test_llm_path_asks_extract_modify_and_reconstruct(tmp_path, sentiment_tsv):
+    rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:9]  # header + 8 reviews, both labels
+    inp = tmp_path / "in.tsv"
+    inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeLLM(default_reply=scripted) as srv:
+        assert llm_augment(inp, out, srv, "-p", "candidates=2") == 0
+        extract, modify, rebuild = (srv.count("Break the text below"), srv.count("Rewrite each of them"),
+                                    srv.count("Write a text that states"))
+        assert extract == 8 and rebuild == 16 and 1 <= modify <= 8
+        assert srv.count() == extract + modify + rebuild
+    rows = read_jsonl(out)
+    assert rows
+    r = next(r for r in rows if r["source_id"] == "r03")
+    assert "excellent" not in r["Text"] and "poor" in r["Text"]
+    m = r["meta"]
+    assert {t["category"] for t in m["triples"]} <= {"principal", "spurious", "normal"}
+    assert any(t["before"] != t["after"] for t in m["triples"])
+    assert [a["prompt"] for a in m["llm"]][:2] == ["coba-extract-sentiment.v1", "coba-modify-sentiment.v1"]
+    # a rerun into a fresh output answers from the request cache: the server is not asked again
+    with FakeLLM(default_reply=scripted) as srv2:
+        assert llm_augment(inp, tmp_path / "again.jsonl", srv2, "-p", "candidates=2") == 0
+        assert srv2.count() == 0
+    assert [x["Text"] for x in read_jsonl(tmp_path / "again.jsonl")] == [x["Text"] for x in rows]
+
+
+def test_llm_path_for_nli_rewrites_the_edited_side(tmp_path, nli_tsv):
+    def reply(body, prompt):
+        if "Break each of the two sentences" in prompt:
+            return "sent1:\n1-1. A man | plays | a guitar\nsent2:\n2-1. A man | is playing | music"
+        if "Rewrite the numbered triples" in prompt:
+            return "1. A man | is sleeping | quietly"
+        if "Write one sentence" in prompt:
+            block = prompt.split("Triples:\n", 1)[1].split("\n\nReply", 1)[0]
+            return "<revised>" + " ".join(x.strip() for x in block.split(". ", 1)[1].split("|")) + ".</revised>"
+        return "OK"
+
+    out = tmp_path / "nli.jsonl"
+    with FakeLLM(default_reply=reply) as srv:
+        assert main(["augment", str(nli_tsv), "-o", str(out), "--task", "nli", "--method", "coba", "-p", "mode=llm",
+                     "-p", "models=tfidf-logreg", "-p", "importance=lime", "-p", "lime_samples=40",
+                     "--llm-base-url", srv.base_url, "--llm-model", "m", "--no-progress"]) == 0
+    rows = read_jsonl(out)
+    assert rows and all(r["meta"]["llm"][0]["prompt"] == "coba-extract-nli.v1" for r in rows)

@@ -1,0 +1,108 @@
+"""Offline CoBA on real sentences parsed by the bundled pipeline: label edits inside principal triples keep
+the word class, spurious words stay, predicates are negated for principal words without polarity, normal
+sentences are shuffled or dropped, genders are swapped."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from cfaug.methods.auto_cad.lexicon import load_lexicon
+from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.methods.auto_cad.replacements import LexiconProposer
+from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS
+from cfaug.methods.coba.offline import OfflinePlanner, triple_texts
+from cfaug.nlp import load_pipeline
+from cfaug.nlp.gender import swap_tokens
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_pipeline()
+
+
+@pytest.fixture(scope="module")
+def planner():
+    lexicon = load_lexicon()
+    bigram = BigramModel().fit([["the", "film", "was", "awful"], ["a", "terrible", "film"], ["the", "plot", "is", "dull"]])
+    return OfflinePlanner(lexicon, LexiconProposer(lexicon, bigram, None), alternatives=2)
+
+
+def realise(planner, plan, text, seed=0, delete_prob=0.0, alternative=0):
+    return planner.realise(plan, text, random.Random(seed), delete_prob, True, alternative)
+
+
+def test_principal_opinion_words_flip_in_their_word_class(nlp, planner):
+    text = "The film was wonderful."
+    plan = planner.plan(nlp(text), ["wonderful"], [], "positive", "negative")
+    assert plan.categories == [PRINCIPAL]
+    new, info = realise(planner, plan, text)
+    assert new != text and new.startswith("The film was ") and "wonderful" not in new
+    (edit,) = info["edits"]
+    assert edit["old"] == "wonderful" and load_lexicon().polarity(edit["new"]) == "negative"
+    assert triple_texts(plan, text, info["edits"])[0]["after"][2] == edit["new"]
+
+
+def test_spurious_words_stay_while_principal_words_in_the_same_triple_flip(nlp, planner):
+    text = "Nolan made a brilliant film."
+    plan = planner.plan(nlp(text), ["brilliant"], ["nolan"], "positive", "negative")
+    assert plan.categories[0] == SPURIOUS
+    new, _ = realise(planner, plan, text)
+    assert new.startswith("Nolan made a") and "brilliant" not in new
+    strict = OfflinePlanner(planner.lexicon, planner.proposer, edit_mixed=False)
+    assert not strict.plan(nlp(text), ["brilliant"], ["nolan"], "positive", "negative").slots
+
+
+def test_a_principal_word_without_polarity_negates_its_predicate(nlp, planner):
+    text = "I recommend this movie to everyone."
+    plan = planner.plan(nlp(text), ["recommend"], [], "positive", "negative")
+    new, info = realise(planner, plan, text)
+    assert new == "I do not recommend this movie to everyone."
+    assert info["edits"][0]["kind"] == "negation-insert"
+
+
+def test_a_principal_negator_is_removed(nlp, planner):
+    text = "The plot is not bad."
+    plan = planner.plan(nlp(text), ["not"], [], "positive", "negative")
+    new, _ = realise(planner, plan, text)
+    assert "not" not in new.split()
+
+
+def test_normal_sentences_are_shuffled_and_dropped_the_others_stay(nlp, planner):
+    text = ("The film was wonderful. We went on a Sunday. The tickets cost ten dollars. "
+            "My brother drove us there. The ending was wonderful too.")
+    plan = planner.plan(nlp(text), ["wonderful"], [], "positive", "negative")
+    assert plan.sentence_category == [PRINCIPAL, NORMAL, NORMAL, NORMAL, PRINCIPAL]
+    orders = Counter()
+    for seed in range(20):
+        new, info = realise(planner, plan, text, seed=seed)
+        assert new.startswith("The film was ") and "wonderful" not in new
+        assert info["order"][0] == 0 and info["order"][-1] == 4
+        orders[tuple(info["order"])] += 1
+    assert len(orders) > 1
+    new, info = realise(planner, plan, text, delete_prob=1.0)
+    assert info["deleted"] == [1, 2, 3] and "Sunday" not in new and new.count(".") == 2
+
+
+def test_candidates_take_the_next_best_replacement(nlp, planner):
+    text = "The film was wonderful."
+    plan = planner.plan(nlp(text), ["wonderful"], [], "positive", "negative")
+    first, _ = realise(planner, plan, text, alternative=0)
+    second, _ = realise(planner, plan, text, alternative=1)
+    assert first != second
+
+
+def test_gender_words_are_swapped(nlp, planner):
+    text = "He said his wife loved the film."
+    plan = planner.plan(nlp(text), ["loved"], [], "positive", "negative",
+                        swap=lambda words, tags: swap_tokens(words, tags))
+    new, _ = realise(planner, plan, text)
+    assert new.startswith("She said her husband ") and "loved" not in new
+
+
+def test_nothing_to_flip_says_why(nlp, planner):
+    plan = planner.plan(nlp("We watched it on a Tuesday."), [], [], "positive", "negative")
+    assert not plan.slots and "no principal word" in plan.why_none
