@@ -8,8 +8,9 @@ fingerprint (:func:`~cfaug.training.store.fingerprint`).
 
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.device import DeviceError, resolve_device
+from cfaug.training.folds import fold_of
 from cfaug.training.loop import LoopResult, seed_everything, train_loop
 from cfaug.training.store import ArtifactStore, ArtifactInfo, fingerprint
 
 __all__ = ["ArtifactInfo", "ArtifactStore", "DeviceError", "FitContext", "LoopResult", "StageContext",
-           "fingerprint", "resolve_device", "seed_everything", "train_loop"]
+           "fingerprint", "fold_of", "resolve_device", "seed_everything", "train_loop"]

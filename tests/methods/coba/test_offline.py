@@ -106,3 +106,28 @@ def test_gender_words_are_swapped(nlp, planner):
 def test_nothing_to_flip_says_why(nlp, planner):
     plan = planner.plan(nlp("We watched it on a Tuesday."), [], [], "positive", "negative")
     assert not plan.slots and "no principal word" in plan.why_none
+
+
+def test_a_negated_opinion_word_of_the_target_polarity_loses_its_negator(nlp, planner):
+    text = "The film was not good."
+    plan = planner.plan(nlp(text), [], [], "negative", "positive")
+    new, info = realise(planner, plan, text)
+    assert new == "The film was good." and info["edits"][0]["kind"] == "negation"
+
+
+def test_sentence_adverbs_outside_subject_and_object_belong_to_the_triple(nlp, planner):
+    from cfaug.methods.coba.offline import triple_words
+
+    doc = nlp("Sadly, the cast was terrible.")
+    (triple,) = planner.plan(doc, [], [], "negative", "positive").triples
+    assert 0 in triple_words(doc, triple)  # "Sadly"
+    new, info = realise(planner, planner.plan(doc, [], [], "negative", "positive"), doc.text)
+    assert "terrible" in {e["old"] for e in info["edits"]}
+    assert "negation-insert" not in {e["kind"] for e in info["edits"]}  # no double flip of one clause
+
+
+def test_a_clause_is_flipped_once_not_twice(nlp, planner):
+    text = "I recommend this wonderful film."
+    plan = planner.plan(nlp(text), ["recommend", "wonderful"], [], "positive", "negative")
+    new, info = realise(planner, plan, text)
+    assert [e["kind"] for e in info["edits"]] == ["replace"] and "recommend" in new

@@ -53,6 +53,7 @@ from cfaug.methods.base import METHODS, Method, Resources
 from cfaug.nlp.inflect import indefinite_article
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
+from cfaug.training.folds import fold_of
 
 NAME = "auto-cad.v1"
 
@@ -185,7 +186,7 @@ class AutoCAD(Method):
                     continue
                 judge = build_judge({"C": 10.0, "min_df": 2, **self.spec}, jctx)
                 if not own_data:
-                    train = [r for r in records if k == 1 or _fold(r.id, k) != f]
+                    train = [r for r in records if k == 1 or fold_of(r.id, k) != f]
                     if len({r.label for r in train}) < 2:
                         raise ConfigError("auto-cad needs both labels in every training fold; use fewer folds "
                                           "(-p folds=N) or -p classifier_data=FILE")
@@ -289,7 +290,7 @@ class AutoCAD(Method):
             return self._generate(items, task, self.classifier)
         results: list[list[Counterfactual]] = [[] for _ in items]
         for f, clf in enumerate(self.folds):
-            idx = [i for i, it in enumerate(items) if _fold(it.record.id, len(self.folds)) == f]
+            idx = [i for i, it in enumerate(items) if fold_of(it.record.id, len(self.folds)) == f]
             if idx:
                 for i, res in zip(idx, self._generate([items[i] for i in idx], task, clf)):
                     results[i] = res
@@ -613,12 +614,6 @@ def edited_sentence_similarity(encoder: Any, originals: Sequence[str], rewrites:
         for i, sim in zip(whole, encoder.cosine([originals[i] for i in whole], [rewrites[i] for i in whole])):
             out[i] = float(sim)
     return out
-
-
-def _fold(record_id: str, k: int) -> int:
-    import hashlib
-
-    return int.from_bytes(hashlib.sha256(record_id.encode()).digest()[:4], "little") % k
 
 
 def _sentences(texts: Sequence[str] | Any) -> Any:

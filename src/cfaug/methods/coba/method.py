@@ -27,6 +27,7 @@ from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categoris
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
+from cfaug.training.folds import fold_of
 
 NAME = "coba.v1"
 
@@ -74,6 +75,9 @@ class CoBAConfig(LLMConfig):
     judge_data: str | None = param(None, "judge=tfidf: labelled data to train the judge on", fit=True)
     judge_model: str | None = param(None, "judge=hf: local sequence classifier folder", fit=True)
     judge_labels: str | None = param(None, "judge=hf: its labels in output order", fit=True)
+    judge_folds: int = param(5, "judge=tfidf trained on the input: cross-fitted, each row judged by a model not "
+                             "trained on it (1 = one model on everything, which has seen the originals)", min=1, max=100,
+                             fit=True)
     require_flip: bool = param(False, "drop rewrites the judge does not give the target label (with at least "
                                "min_target_prob); off: every rewrite is kept with meta.confidence")
     min_target_prob: float = param(0.5, "the judge's probability of the target that counts as flipped", min=0.0, max=1.0)
@@ -108,6 +112,7 @@ class CoBA(LLMMethod):
             raise ConfigError("coba's judge must be a local classifier: judge=tfidf or judge=hf")
         self.ensemble: Any = None
         self.judge: Any = None
+        self.judges: list[Any] = []
         self.planner: Any = None
         self.nlp: Any = None
         self.extra_spurious: set[str] = set()
@@ -168,12 +173,19 @@ class CoBA(LLMMethod):
         jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
         jname, jparams = spec_name(self.judge_spec, "judges")
         if jname.startswith("tfidf"):
-            judge = build_judge({"C": 10.0, "min_df": 2, **self.judge_spec}, jctx)
-            if not jparams.get("data"):
-                judge.fit(inputs, labels)
-            with open(ctx.path("judge.pkl"), "wb") as fh:
-                pickle.dump(judge, fh)
-            facts["judge"] = judge.describe()
+            own = not jparams.get("data")
+            k = _folds_with_every_label(labelled, self.config.judge_folds) if own else 1
+            for f in range(k):
+                path = ctx.path(f"judge-fold{f}.pkl")
+                if path.exists():
+                    continue
+                judge = build_judge({"C": 10.0, "min_df": 2, **self.judge_spec}, jctx)
+                if own:
+                    rows = [n for n, r in enumerate(labelled) if k == 1 or fold_of(r.id, k) != f]
+                    judge.fit([inputs[n] for n in rows], [labels[n] for n in rows])
+                with open(path, "wb") as fh:
+                    pickle.dump(judge, fh)
+            facts["judge_folds"] = k
         if self.config.mode == "offline" and task.name == "sentiment":
             facts.update(_fit_proposer(labelled, ctx, self.config.encoder))
         facts["training_texts"] = len(labelled)
@@ -201,17 +213,20 @@ class CoBA(LLMMethod):
                       "integrated-gradients": {"steps": c.ig_steps}}.get(base, {})
             methods.append(build_word_importance({"@importance": m, **params}))
         self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed)
-        if (artifact_dir / "judge.pkl").exists():
-            with open(artifact_dir / "judge.pkl", "rb") as fh:
-                self.judge = pickle.load(fh)
-        else:
-            self.judge = build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))
+        self.judges = []
+        for path in sorted(artifact_dir.glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
+            with open(path, "rb") as fh:
+                self.judges.append(pickle.load(fh))
+        if not self.judges:
+            self.judges = [build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))]
+        self.judge = self.judges[0]
         self.extra_spurious = _spurious_list(c.spurious_words)
         if c.gender_swap:
             from cfaug.nlp.gender import swap_tokens
 
             self._swap = swap_tokens
         facts: dict[str, Any] = {"ensemble": self.ensemble.describe(), "judge": self.judge.describe(),
+                                 "judge_folds": len(self.judges),
                                  "extra_spurious_words": len(self.extra_spurious)}
         if c.mode == "offline":
             from cfaug.methods.coba.offline import OfflinePlanner
@@ -237,9 +252,18 @@ class CoBA(LLMMethod):
         return labels
 
     def _judge(self, task: Task, items: Sequence[WorkItem], fields: Sequence[dict[str, str]]) -> list[float]:
-        probs = self.judge.predict_proba([judge_input(f, task.roles) for f in fields])
-        labels = list(self.judge.labels)
-        return [float(p[labels.index(it.target)]) if it.target in labels else 0.0 for it, p in zip(items, probs)]
+        """The judge's probability of each item's target (cross-fitted: the fold model not trained on it)."""
+        out = [0.0] * len(items)
+        k = len(self.judges)
+        for f, judge in enumerate(self.judges):
+            idx = [n for n, it in enumerate(items) if k == 1 or fold_of(it.record.id, k) == f]
+            if not idx:
+                continue
+            probs = judge.predict_proba([judge_input(fields[n], task.roles) for n in idx])
+            labels = list(judge.labels)
+            for n, p in zip(idx, probs):
+                out[n] = float(p[labels.index(items[n].target)]) if items[n].target in labels else 0.0
+        return out
 
     def _finish(self, cf: Counterfactual, target_prob: float, original: dict[str, str]) -> None:
         flipped = target_prob >= self.config.min_target_prob
@@ -377,6 +401,16 @@ class CoBA(LLMMethod):
     def close(self) -> None:
         super().close()
         self.ensemble = self.nlp = self.planner = None
+
+
+def _folds_with_every_label(records: Sequence[Record], wanted: int) -> int:
+    """The most folds (at most ``wanted``) such that every fold's training part holds every label (tiny
+    inputs fall back to fewer folds, at worst one model that has seen every row)."""
+    labels = {r.label for r in records}
+    for k in range(min(wanted, max(1, len(records) // 2)), 1, -1):
+        if all({r.label for r in records if fold_of(r.id, k) != f} == labels for f in range(k)):
+            return k
+    return 1
 
 
 def _swap_parts(triple: Sequence[str], swap_gender: Any, names: bool) -> list[str]:

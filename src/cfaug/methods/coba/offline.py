@@ -7,11 +7,12 @@ W_s (:mod:`cfaug.importance.ensemble`):
 1. **Categories.** Each triple (:func:`cfaug.nlp.triples.extract_triples`) is *spurious* when one of its
    words is in W_s, else *principal* when one is in W_p, else *normal*. With ``lexicon_principal``, opinion
    words of the source polarity count as principal (never spurious: the lexicon says they carry the label)
-   and a triple holding one is principal.
+   and a triple holding one, or a negated opinion word of the other polarity, is principal.
 2. **Label edits** in principal triples (and, with ``edit_mixed``, in spurious triples that also hold
    principal words, whose spurious words stay untouched): an opinion word of the source polarity is
    replaced by one of the target polarity in the same word class and form (auto-CAD's lexicon proposer);
-   a principal negator is removed; a principal word with no polarity ("recommend", "waste") flips its
+   a principal negator is removed, and so is (with ``lexicon_principal``) the negator of an opinion word
+   of the target polarity ("not good" in a negative text becomes "good"); a principal word with no polarity ("recommend", "waste") flips its
    predicate by inserting or removing a negation.
 3. **Gender swap** (optional): every gendered word of the WinoBias lists takes the opposite gender.
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
@@ -52,25 +53,28 @@ class Plan:
 
 
 def triple_words(doc: Any, t: Triple) -> list[int]:
-    """Token indices of a triple's subject, predicate and object; for a fragment (no subject, no object:
-    "A great night at the movies."), its whole clause."""
-    if t.subject is None and t.object is None:
-        return list(range(t.clause.start, t.clause.end))
-    out: list[int] = []
+    """Token indices of a triple: its clause (which also holds the clause's adverbs and modifiers,
+    "Unfortunately", and a fragment's words, "A great night at the movies.") and its subject, predicate
+    and object (a subject may lie outside the clause when it is inherited)."""
+    out = dict.fromkeys(range(t.clause.start, t.clause.end))
     for span in (t.subject, t.predicate, t.object):
         if span is not None:
-            out += range(span.start, span.end)
-    return out
+            out.update(dict.fromkeys(range(span.start, span.end)))
+    return list(out)
 
 
 def categorise(doc: Any, triples: Sequence[Triple], principal: set[str], spurious: set[str],
                lexicon: Lexicon | None, source_polarity: str | None) -> list[str]:
     """spurious / principal / normal for each triple (see the module docstring)."""
-    words = [[doc[i].lower_ for i in triple_words(doc, t)] for t in triples]
-    out = categorise_words(words, principal, spurious)
+    index = [triple_words(doc, t) for t in triples]
+    out = categorise_words([[doc[i].lower_ for i in ids] for ids in index], principal, spurious)
     if lexicon is not None and source_polarity:
-        out = [PRINCIPAL if cat == NORMAL and any(lexicon.polarity(w) == source_polarity for w in ws) else cat
-               for cat, ws in zip(out, words)]
+        def carries_source(i: int) -> bool:  # an opinion word of the source label, or a negated opposite one
+            pol = lexicon.polarity(doc[i].lower_)
+            return pol == source_polarity or (pol is not None and _negator_before(doc, i) is not None)
+
+        out = [PRINCIPAL if cat == NORMAL and any(carries_source(i) for i in ids) else cat
+               for cat, ids in zip(out, index)]
     return out
 
 
@@ -131,6 +135,9 @@ class OfflinePlanner:
         for t, cat in zip(triples, cats):
             if cat == NORMAL or (cat == SPURIOUS and not self.edit_mixed):
                 continue
+            # a clause whose opinion words are replaced is not also negated (that would flip it back)
+            has_opinion = any(self.lexicon.polarity(doc[i].lower_) == source_polarity and doc[i].lower_ not in s_set
+                              for i in triple_words(doc, t))
             for i in triple_words(doc, t):
                 if i in done:
                     continue
@@ -138,16 +145,22 @@ class OfflinePlanner:
                 if w in s_set:
                     continue  # spurious words stay as they are
                 pol = self.lexicon.polarity(w)
-                principal_word = w in p_set or (self.lexicon_principal and cat == PRINCIPAL)
+                principal_word = w in p_set or (self.lexicon_principal and pol is not None and (
+                    pol == source_polarity or (pol == target_polarity and _negator_before(doc, i) is not None)))
                 if not principal_word:
                     continue
                 if pol is not None and pol == source_polarity and target_polarity:
                     done.add(i)
                     requests.append((i, t, _request(doc, i, target_polarity)))
+                elif pol is not None and pol == target_polarity and self.lexicon_principal:
+                    neg = _negator_before(doc, i)  # "not good" in a negative text: drop the negator
+                    if neg is not None and neg not in done:
+                        done.update((i, neg))
+                        plan.slots.append([negator_removal(tokens, neg)])
                 elif w in NEGATORS and w in p_set:
                     done.add(i)
                     plan.slots.append([negator_removal(tokens, i)])
-                elif w in p_set and pol is None and t.head not in negated_heads:
+                elif w in p_set and pol is None and not has_opinion and t.head not in negated_heads:
                     negated_heads.add(t.head)
                     edit = self._flip_predicate(doc, tokens, tags, t)
                     if edit is not None:
@@ -158,7 +171,8 @@ class OfflinePlanner:
                 tok = tokens[i]
                 alts = [Edit(tok.start, tok.end, match_case(tok.text, c), tok.text, "replace")
                         for c, _ in cands[: self.alternatives]]
-                if not alts and t.head not in negated_heads:  # no replacement: flip the predicate instead
+                in_predicate = t.predicate.start <= i < t.predicate.end
+                if not alts and in_predicate and t.head not in negated_heads:  # "recommend": negate it instead
                     negated_heads.add(t.head)
                     edit = self._flip_predicate(doc, tokens, tags, t)
                     alts = [edit] if edit is not None else []
@@ -220,6 +234,17 @@ def triple_texts(plan: Plan, text: str, edits: Sequence[dict[str, Any]]) -> list
             after.append(apply_edits(text[a:b], local) if local else text[a:b])
         out.append({"sentence": t.sentence, "category": cat, "before": before, "after": after})
     return out
+
+
+def _negator_before(doc: Any, i: int, window: int = 3) -> int | None:
+    """The index of a negator up to ``window`` tokens before ``doc[i]`` in its sentence ("not very good")."""
+    start = doc[i].sent.start
+    for j in range(i - 1, max(start, i - window) - 1, -1):
+        if doc[j].lower_ in NEGATORS:
+            return j
+        if doc[j].is_punct:
+            return None
+    return None
 
 
 def _request(doc: Any, i: int, target_polarity: str) -> ReplacementRequest:
