@@ -167,17 +167,24 @@ class OfflinePlanner:
                         done.add(i)
                         plan.slots.append([edit])
         if requests:
-            for (i, t, _), cands in zip(requests, self.proposer.propose([r for _, _, r in requests])):
+            proposals = self.proposer.propose([r for _, _, r in requests])
+            replaced: set[int] = set()  # heads of triples with a replacement
+            unplaced = []
+            for (i, t, _), cands in zip(requests, proposals):
                 tok = tokens[i]
                 alts = [Edit(tok.start, tok.end, match_case(tok.text, c), tok.text, "replace")
                         for c, _ in cands[: self.alternatives]]
-                in_predicate = t.predicate.start <= i < t.predicate.end
-                if not alts and in_predicate and t.head not in negated_heads:  # "recommend": negate it instead
-                    negated_heads.add(t.head)
-                    edit = self._flip_predicate(doc, tokens, tags, t)
-                    alts = [edit] if edit is not None else []
                 if alts:
                     plan.slots.append(alts)
+                    replaced.add(t.head)
+                elif t.predicate.start <= i < t.predicate.end:
+                    unplaced.append(t)
+            for t in unplaced:  # a predicate with no replacement ("recommend") is negated, once per clause
+                if t.head not in replaced and t.head not in negated_heads:
+                    negated_heads.add(t.head)
+                    edit = self._flip_predicate(doc, tokens, tags, t)
+                    if edit is not None:
+                        plan.slots.append([edit])
         if swap is not None:
             new_words = swap([t.text for t in doc], [t.tag_ for t in doc])
             taken = {e.start for alts in plan.slots for e in alts}
