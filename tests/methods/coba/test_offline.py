@@ -131,3 +131,14 @@ def test_a_clause_is_flipped_once_not_twice(nlp, planner):
     plan = planner.plan(nlp(text), ["recommend", "wonderful"], [], "positive", "negative")
     new, info = realise(planner, plan, text)
     assert [e["kind"] for e in info["edits"]] == ["replace"] and "recommend" in new
+
+
+def test_a_guide_reranks_the_replacements(nlp, planner):
+    text = "The film was wonderful."
+    plain = planner.plan(nlp(text), ["wonderful"], [], "positive", "negative")
+    first = realise(planner, plain, text)[1]["edits"][0]["new"]
+    second = realise(planner, plain, text, alternative=1)[1]["edits"][0]["new"]
+    guided = OfflinePlanner(planner.lexicon, planner.proposer, guide_weight=10.0,
+                            guide=lambda words, target: [5.0 if w == second else 0.0 for w in words])
+    plan = guided.plan(nlp(text), ["wonderful"], [], "positive", "negative")
+    assert realise(guided, plan, text)[1]["edits"][0]["new"] == second != first

@@ -78,6 +78,9 @@ class CoBAConfig(LLMConfig):
     judge_folds: int = param(5, "judge=tfidf trained on the input: cross-fitted, each row judged by a model not "
                              "trained on it (1 = one model on everything, which has seen the originals)", min=1, max=100,
                              fit=True)
+    guide_weight: float = param(1.0, "offline: weight of the ensemble's TF-IDF model when choosing a replacement "
+                                "(its word weight toward the target, next to the proposer's prior; 0 = prior only)",
+                                min=0.0)
     require_flip: bool = param(False, "drop rewrites the judge does not give the target label (with at least "
                                "min_target_prob); off: every rewrite is kept with meta.confidence")
     min_target_prob: float = param(0.5, "the judge's probability of the target that counts as flipped", min=0.0, max=1.0)
@@ -94,6 +97,7 @@ class CoBA(LLMMethod):
     Config = CoBAConfig
     supported_tasks = ("sentiment", "nli", "style")
     trains = True
+    work_unit = "batch"  #: mode=offline; mode=llm sets "item" on the instance
     resources = Resources(cpus=1.0, gpus=0.0, memory_mb=1500)
     default_batch_size = 16
 
@@ -233,9 +237,12 @@ class CoBA(LLMMethod):
             from cfaug.nlp import describe_pipeline, load_pipeline
 
             self.nlp = load_pipeline(c.parser)
+            linear = next((m for m in models.values() if hasattr(m, "linear_model")), None)
             self.planner = OfflinePlanner(_load_lexicon(), _load_proposer(artifact_dir),
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
-                                          alternatives=c.candidates)
+                                          alternatives=c.candidates, guide=_word_push(linear) if linear else None,
+                                          guide_weight=c.guide_weight)
+            facts["guide"] = getattr(linear, "name", None)
             facts["parser"] = describe_pipeline(self.nlp)
         return facts
 
@@ -401,6 +408,27 @@ class CoBA(LLMMethod):
     def close(self) -> None:
         super().close()
         self.ensemble = self.nlp = self.planner = None
+
+
+def _word_push(model: Any) -> Any:
+    """``push(words, target)``: a linear TF-IDF model's unigram weight of each word for ``target`` minus its
+    mean weight for the other labels (0 for words it does not know)."""
+    vec, W, _ = model.linear_model()
+    vocab = vec.vocabulary_
+    labels = list(model.labels)
+
+    def push(words: Sequence[str], target: str) -> list[float]:
+        if target not in labels:
+            return [0.0] * len(words)
+        t = labels.index(target)
+        others = [j for j in range(len(labels)) if j != t]
+        out = []
+        for w in words:
+            j = vocab.get(w.lower())
+            out.append(0.0 if j is None else float(W[t, j] - W[others, j].mean()))
+        return out
+
+    return push
 
 
 def _folds_with_every_label(records: Sequence[Record], wanted: int) -> int:

@@ -10,7 +10,8 @@ W_s (:mod:`cfaug.importance.ensemble`):
    and a triple holding one, or a negated opinion word of the other polarity, is principal.
 2. **Label edits** in principal triples (and, with ``edit_mixed``, in spurious triples that also hold
    principal words, whose spurious words stay untouched): an opinion word of the source polarity is
-   replaced by one of the target polarity in the same word class and form (auto-CAD's lexicon proposer);
+   replaced by one of the target polarity in the same word class and form (auto-CAD's lexicon proposer,
+   re-ranked by how strongly the ensemble's linear model ties each proposal to the target label);
    a principal negator is removed, and so is (with ``lexicon_principal``) the negator of an opinion word
    of the target polarity ("not good" in a negative text becomes "good"); a principal word with no polarity ("recommend", "waste") flips its
    predicate by inserting or removing a negation.
@@ -29,6 +30,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
 from cfaug.methods.auto_cad.negation import negate_predicate
@@ -114,9 +117,21 @@ class OfflinePlanner:
     """Plans and realises offline CoBA rewrites (see the module docstring)."""
 
     def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
-                 alternatives: int = 1) -> None:
+                 alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0) -> None:
         self.lexicon, self.proposer = lexicon, proposer
         self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
+        #: ``guide(words, target) -> scores``: how strongly a word pushes a classifier toward ``target``
+        self.guide, self.guide_weight = guide, guide_weight
+
+    def _rank(self, cands: Sequence[tuple[str, float]], target: str) -> list[tuple[str, float]]:
+        """Proposals re-ranked by prior + ``guide_weight`` x the guide's push toward the target (scaled to
+        unit spread within the proposals)."""
+        if not cands or self.guide is None or not self.guide_weight:
+            return list(cands)
+        push = np.asarray(self.guide([c for c, _ in cands], target), dtype=float)
+        push = push / (push.std() or 1.0)
+        scored = [(c, s + self.guide_weight * p) for (c, s), p in zip(cands, push)]
+        return sorted(scored, key=lambda cs: -cs[1])
 
     def plan(self, doc: Any, principal: Sequence[str], spurious: Sequence[str], source_polarity: str | None,
              target_polarity: str | None, swap: Any = None) -> Plan:
@@ -173,7 +188,7 @@ class OfflinePlanner:
             for (i, t, _), cands in zip(requests, proposals):
                 tok = tokens[i]
                 alts = [Edit(tok.start, tok.end, match_case(tok.text, c), tok.text, "replace")
-                        for c, _ in cands[: self.alternatives]]
+                        for c, _ in self._rank(cands, target_polarity or "")[: self.alternatives]]
                 if alts:
                     plan.slots.append(alts)
                     replaced.add(t.head)
