@@ -142,3 +142,12 @@ def test_a_guide_reranks_the_replacements(nlp, planner):
                             guide=lambda words, target: [5.0 if w == second else 0.0 for w in words])
     plan = guided.plan(nlp(text), ["wonderful"], [], "positive", "negative")
     assert realise(guided, plan, text)[1]["edits"][0]["new"] == second != first
+
+
+def test_ratings_are_mirrored_and_neutral_principal_words_are_left_alone(nlp, planner):
+    text = "I mean it. A dull film, 2/10."
+    plan = planner.plan(nlp(text), ["mean", "dull"], [], "negative", "positive")
+    new, info = realise(planner, plan, text)
+    assert "9/10" in new and "I mean it." in new and "dull" not in new
+    eager = OfflinePlanner(planner.lexicon, planner.proposer, negate_neutral=True)
+    assert "do not mean" in realise(eager, eager.plan(nlp(text), ["mean", "dull"], [], "negative", "positive"), text)[0]

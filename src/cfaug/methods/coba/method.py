@@ -78,6 +78,8 @@ class CoBAConfig(LLMConfig):
     judge_folds: int = param(5, "judge=tfidf trained on the input: cross-fitted, each row judged by a model not "
                              "trained on it (1 = one model on everything, which has seen the originals)", min=1, max=100,
                              fit=True)
+    negate_neutral: bool = param(False, "offline: a principal word without opinion polarity negates its predicate "
+                                 "('I mean' -> 'I do not mean'; off: only opinion words and negators are edited)")
     guide_weight: float = param(1.0, "offline: weight of the ensemble's TF-IDF model when choosing a replacement "
                                 "(its word weight toward the target, next to the proposer's prior; 0 = prior only)",
                                 min=0.0)
@@ -241,7 +243,7 @@ class CoBA(LLMMethod):
             self.planner = OfflinePlanner(_load_lexicon(), _load_proposer(artifact_dir),
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
                                           alternatives=c.candidates, guide=_word_push(linear) if linear else None,
-                                          guide_weight=c.guide_weight)
+                                          guide_weight=c.guide_weight, negate_neutral=c.negate_neutral)
             facts["guide"] = getattr(linear, "name", None)
             facts["parser"] = describe_pipeline(self.nlp)
         return facts

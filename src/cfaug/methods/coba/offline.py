@@ -11,10 +11,12 @@ W_s (:mod:`cfaug.importance.ensemble`):
 2. **Label edits** in principal triples (and, with ``edit_mixed``, in spurious triples that also hold
    principal words, whose spurious words stay untouched): an opinion word of the source polarity is
    replaced by one of the target polarity in the same word class and form (auto-CAD's lexicon proposer,
-   re-ranked by how strongly the ensemble's linear model ties each proposal to the target label);
-   a principal negator is removed, and so is (with ``lexicon_principal``) the negator of an opinion word
-   of the target polarity ("not good" in a negative text becomes "good"); a principal word with no polarity ("recommend", "waste") flips its
-   predicate by inserting or removing a negation.
+   re-ranked by how strongly the ensemble's linear model ties each proposal to the target label), or,
+   when it is a predicate with no replacement ("recommend"), negated; a principal negator is removed, and
+   so is (with ``lexicon_principal``) the negator of an opinion word of the target polarity ("not good" in
+   a negative text becomes "good"); ratings are mirrored ("2/10" -> "9/10"). With ``negate_neutral``, a
+   principal word with no polarity negates its predicate too (off by default: the ensemble's votes name
+   many neutral words, "supposed", "trying", and negating them reads badly).
 3. **Gender swap** (optional): every gendered word of the WinoBias lists takes the opposite gender.
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
    sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
@@ -36,6 +38,7 @@ import numpy as np
 from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
 from cfaug.methods.auto_cad.negation import negate_predicate
 from cfaug.methods.auto_cad.replacements import ReplacementRequest
+from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.text import Edit, Token, apply_edits
 from cfaug.nlp.inflect import match_case
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
@@ -117,8 +120,10 @@ class OfflinePlanner:
     """Plans and realises offline CoBA rewrites (see the module docstring)."""
 
     def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
-                 alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0) -> None:
+                 alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0,
+                 negate_neutral: bool = False) -> None:
         self.lexicon, self.proposer = lexicon, proposer
+        self.negate_neutral = negate_neutral
         self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
         #: ``guide(words, target) -> scores``: how strongly a word pushes a classifier toward ``target``
         self.guide, self.guide_weight = guide, guide_weight
@@ -175,7 +180,8 @@ class OfflinePlanner:
                 elif w in NEGATORS and w in p_set:
                     done.add(i)
                     plan.slots.append([negator_removal(tokens, i)])
-                elif w in p_set and pol is None and not has_opinion and t.head not in negated_heads:
+                elif (self.negate_neutral and w in p_set and pol is None and not has_opinion
+                      and t.head not in negated_heads):
                     negated_heads.add(t.head)
                     edit = self._flip_predicate(doc, tokens, tags, t)
                     if edit is not None:
@@ -200,6 +206,8 @@ class OfflinePlanner:
                     edit = self._flip_predicate(doc, tokens, tags, t)
                     if edit is not None:
                         plan.slots.append([edit])
+        taken = {e.start for alts in plan.slots for e in alts}
+        plan.slots += [[e] for e in score_edits(doc.text, target_polarity) if e.start not in taken]
         if swap is not None:
             new_words = swap([t.text for t in doc], [t.tag_ for t in doc])
             taken = {e.start for alts in plan.slots for e in alts}
