@@ -151,3 +151,11 @@ def test_ratings_are_mirrored_and_neutral_principal_words_are_left_alone(nlp, pl
     assert "9/10" in new and "I mean it." in new and "dull" not in new
     eager = OfflinePlanner(planner.lexicon, planner.proposer, negate_neutral=True)
     assert "do not mean" in realise(eager, eager.plan(nlp(text), ["mean", "dull"], [], "negative", "positive"), text)[0]
+
+
+def test_a_negated_source_opinion_is_left_alone_and_meta_lists_the_words_as_used(nlp, planner):
+    text = "The horrors are not bad at all, but the plot is dull."
+    plan = planner.plan(nlp(text), ["not", "dull"], ["bad", "plot"], "negative", "positive")
+    new, info = realise(planner, plan, text)
+    assert "not bad" in new and "dull" not in new
+    assert "bad" in plan.principal and "bad" not in plan.spurious and "plot" in plan.spurious

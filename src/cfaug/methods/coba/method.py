@@ -312,7 +312,8 @@ class CoBA(LLMMethod):
                 seen.add(new)
                 from cfaug.methods.coba.offline import triple_texts
 
-                meta = {"candidate": cand, "ensemble": {**v.to_json(), "spurious": spurious},
+                meta = {"candidate": cand, "ensemble": {**v.to_json(), "principal": plan.principal,
+                                                        "spurious": plan.spurious},
                         "triples": triple_texts(plan, item.record.text(), info["edits"]),
                         "sentences": {"categories": plan.sentence_category, "order": info["order"],
                                       "deleted": info["deleted"]},

@@ -53,6 +53,8 @@ class Plan:
     triples: list[Triple]
     categories: list[str]
     sentence_category: list[str]
+    principal: list[str] = field(default_factory=list)  #: principal words as used (after the lexicon rule)
+    spurious: list[str] = field(default_factory=list)  #: spurious words as used
     slots: list[list[Edit]] = field(default_factory=list)  #: per edited word, alternative edits best first
     swaps: list[Edit] = field(default_factory=list)
     why_none: str = ""
@@ -147,7 +149,9 @@ class OfflinePlanner:
             p_set |= moved
             s_set -= moved
         cats = categorise(doc, triples, p_set, s_set, self.lexicon if self.lexicon_principal else None, source_polarity)
-        plan = Plan(doc, triples, cats, sentence_categories(doc, triples, cats))
+        plan = Plan(doc, triples, cats, sentence_categories(doc, triples, cats),
+                    [w for w in dict.fromkeys([*principal, *spurious]) if w in p_set],
+                    [w for w in spurious if w in s_set])
         tokens, tags = as_tokens(doc)
         requests: list[tuple[int, Triple, ReplacementRequest]] = []
         negated_heads: set[int] = set()
@@ -169,16 +173,18 @@ class OfflinePlanner:
                     pol == source_polarity or (pol == target_polarity and _negator_before(doc, i) is not None)))
                 if not principal_word:
                     continue
-                if pol is not None and pol == source_polarity and target_polarity:
+                negated = _negator_before(doc, i)
+                if pol is not None and pol == source_polarity and negated is not None:
+                    done.update((i, negated))  # "not bad" in a negative text already leans to the target
+                elif pol is not None and pol == source_polarity and target_polarity:
                     done.add(i)
                     requests.append((i, t, _request(doc, i, target_polarity)))
                 elif pol is not None and pol == target_polarity and self.lexicon_principal:
-                    neg = _negator_before(doc, i)  # "not good" in a negative text: drop the negator
-                    if neg is not None and neg not in done:
-                        done.update((i, neg))
-                        plan.slots.append([negator_removal(tokens, neg)])
-                elif w in NEGATORS and w in p_set:
-                    done.add(i)
+                    if negated is not None and negated not in done:  # "not good" in a negative text: drop "not"
+                        done.update((i, negated))
+                        plan.slots.append([negator_removal(tokens, negated)])
+                elif w in NEGATORS and w in p_set and not self._negates_source(doc, i, source_polarity):
+                    done.add(i)  # "did not like it": drop the negator
                     plan.slots.append([negator_removal(tokens, i)])
                 elif (self.negate_neutral and w in p_set and pol is None and not has_opinion
                       and t.head not in negated_heads):
@@ -217,6 +223,12 @@ class OfflinePlanner:
             plan.why_none = ("no principal word or opinion word of the source label in the text's triples"
                              if PRINCIPAL not in cats else "no replacement or negation found for the principal words")
         return plan
+
+    def _negates_source(self, doc: Any, i: int, source_polarity: str | None, window: int = 3) -> bool:
+        """Whether the negator ``doc[i]`` negates an opinion word of the source polarity ("not bad" in a
+        negative text): removing it would push the text further toward the source."""
+        end = min(len(doc), i + 1 + window, doc[i].sent.end)
+        return any(self.lexicon.polarity(doc[j].lower_) == source_polarity for j in range(i + 1, end))
 
     @staticmethod
     def _flip_predicate(doc: Any, tokens: Sequence[Token], tags: dict[int, str], t: Triple) -> Edit | None:
