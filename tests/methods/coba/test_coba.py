@@ -63,10 +63,14 @@ def test_require_flip_drops_what_the_judge_does_not_flip(tmp_path, sentiment_tsv
     assert rows and all(r["meta"]["passed"] == (r["meta"]["own_judge"]["target_prob"] >= 0.99) for r in rows)
 
 
-def test_offline_needs_two_labels_and_a_sentiment_task(tmp_path):
+def test_offline_needs_two_labels_and_a_sentiment_task(tmp_path, capsys, nli_tsv):
     one = tmp_path / "one.tsv"
     one.write_text("Sentiment\tText\nPositive\tA great film.\nPositive\tA superb cast.\n", encoding="utf-8")
     assert main(["augment", str(one), "-o", str(tmp_path / "o.jsonl"), "--method", "coba", "--no-progress"]) == 2
+    assert "--train-data" in capsys.readouterr().err
+    assert main(["augment", str(nli_tsv), "-o", str(tmp_path / "n.jsonl"), "--task", "nli", "--method", "coba",
+                 "--no-progress"]) == 2
+    assert "mode=llm" in capsys.readouterr().err
 
 
 # -- the LLM path ------------------------------------------------------------------------------------

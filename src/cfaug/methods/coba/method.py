@@ -150,8 +150,9 @@ class CoBA(LLMMethod):
         self.check_task(task)
         labelled = [r for r in records if r.label is not None]
         if len({r.label for r in labelled}) < 2:
-            raise ConfigError("coba trains its classifiers on the input, which needs at least two labels; found "
-                              f"{sorted({str(r.label) for r in labelled}) or 'none'}")
+            raise ConfigError("coba trains its classifiers on the training data, which needs at least two labels; "
+                              f"found {sorted({str(r.label) for r in labelled}) or 'none'}; pass labelled data with "
+                              "--train-data FILE")
         inputs = [judge_input(r.fields, task.roles) for r in labelled]
         labels = [str(r.label) for r in labelled]
         dev = [r for r in ctx.dev_records if r.label is not None]
@@ -192,7 +193,7 @@ class CoBA(LLMMethod):
                 with open(path, "wb") as fh:
                     pickle.dump(judge, fh)
             facts["judge_folds"] = k
-        if self.config.mode == "offline" and task.name == "sentiment":
+        if task.name == "sentiment":  # both modes: one set of artifacts serves either
             facts.update(_fit_proposer(labelled, ctx, self.config.encoder))
         facts["training_texts"] = len(labelled)
         return facts
