@@ -1,5 +1,5 @@
-"""``cfaug parts``: every registered part (methods, judges, filters, importance methods, proposers, tasks,
-engines) with its parameters and their documentation."""
+"""``cfaug parts``: every registered part (methods, judges, filters, importance methods, word-importance
+methods, classifiers, proposers, tasks, engines) with its parameters and their documentation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 from cfaug.config import describe_params
 
-KINDS = ("methods", "judges", "filters", "importance", "proposers", "tasks", "engines")
+KINDS = ("methods", "judges", "filters", "importance", "word-importance", "classifiers", "proposers", "tasks",
+         "engines")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +29,8 @@ def registries() -> dict[str, tuple[Any, Any]]:
     import cfaug.run.engines  # noqa: F401
     from cfaug.data.tasks import TASKS
     from cfaug.filters import FILTERS
-    from cfaug.importance import IMPORTANCE
+    from cfaug.classifiers import CLASSIFIERS
+    from cfaug.importance import IMPORTANCE, WORD_IMPORTANCE
     from cfaug.judges.registry import JUDGES
     from cfaug.methods import METHODS
     from cfaug.proposers import PROPOSERS
@@ -39,6 +41,8 @@ def registries() -> dict[str, tuple[Any, Any]]:
         "judges": (JUDGES, lambda obj: obj.Config),
         "filters": (FILTERS, lambda obj: obj.Config),
         "importance": (IMPORTANCE, lambda obj: obj[0]),
+        "word-importance": (WORD_IMPORTANCE, lambda obj: obj[0]),
+        "classifiers": (CLASSIFIERS, lambda obj: obj.Config),
         "proposers": (PROPOSERS, lambda obj: None),
         "tasks": (TASKS, lambda obj: None),
         "engines": (ENGINES, lambda obj: None),

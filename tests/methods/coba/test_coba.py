@@ -164,3 +164,22 @@ def test_the_judge_is_cross_fitted_with_as_many_folds_as_the_labels_allow():
     k = _folds_with_every_label(rows[:6], 5)
     assert k == 1 or all({r.label for r in rows[:6] if fold_of(r.id, k) != f} == {"positive", "negative"}
                          for f in range(k))
+
+
+def test_llm_path_resumes_a_run_without_asking_again(tmp_path, sentiment_tsv):
+    """A run cut short (here: its results file holds only the first three items, as after a kill) is
+    resumed: only the missing items reach the server, even without the request cache."""
+    rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:7]
+    inp = tmp_path / "in.tsv"
+    inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeLLM(default_reply=scripted) as srv:
+        assert llm_augment(inp, out, srv, "--no-cache") == 0
+        assert srv.count("Break the text below") == 6
+    results = tmp_path / "out.jsonl.run" / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    results.write_text("".join(lines[:3]), encoding="utf-8")
+    with FakeLLM(default_reply=scripted) as srv:
+        assert llm_augment(inp, out, srv, "--no-cache") == 0
+        assert srv.count("Break the text below") == 3
+    assert len({r["source_id"] for r in read_jsonl(out)}) == 6

@@ -32,8 +32,8 @@ from cfaug.training.folds import fold_of
 NAME = "coba.v1"
 
 #: small from-scratch settings of the ensemble's torch classifiers (CPU minutes, not hours)
-TORCH_DEFAULTS = {"bilstm": {"embedding_dim": 64, "hidden_size": 64, "max_tokens": 300},
-                  "cnn": {"max_tokens": 300}}
+TORCH_DEFAULTS = {"bilstm": {"embedding_dim": 64, "hidden_size": 64, "max_tokens": 256},
+                  "cnn": {"max_tokens": 256}}
 
 
 @dataclass
@@ -51,7 +51,7 @@ class CoBAConfig(LLMConfig):
                             "(each model x method pair votes)")
     k: int = param(5, "top words per voter", min=1, max=100)
     tau: int = param(0, "votes a word needs to be principal (0 = a majority of the voters)", min=0)
-    lime_samples: int = param(300, "LIME: perturbed texts per explanation", min=10)
+    lime_samples: int = param(200, "LIME: perturbed texts per explanation", min=10)
     shapley_samples: int = param(3, "Shapley value sampling: permutations per explanation", min=1)
     ig_steps: int = param(20, "Integrated Gradients: steps of the path integral", min=2)
     classifier_epochs: int = param(4, "epochs of the torch classifiers of M (best epoch on held-out data kept)",
@@ -125,6 +125,10 @@ class CoBA(LLMMethod):
         self._swap: Any = None
         #: the LLM path runs items concurrently; the classifiers and attribution hooks are not thread-safe
         self._cpu_lock = threading.Lock()
+
+    def fit_params(self) -> dict[str, Any]:
+        """The declared fit parameters and the sizes of the torch classifiers the training stage builds."""
+        return {**super().fit_params(), "torch_defaults": TORCH_DEFAULTS}
 
     # ------------------------------------------------------------------------------------------ stages
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
