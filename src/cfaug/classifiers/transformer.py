@@ -12,7 +12,6 @@ the word-piece ids and, for each, the lower-cased word it belongs to ("" for spe
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import numpy as np
 
 from cfaug.classifiers.base import CLASSIFIERS, TorchTextClassifier, accuracy, need_file, split_dev
 from cfaug.judges.classifier import JudgeInput
-from cfaug.judges.models import resolve_local_model, torch_device
+from cfaug.judges.models import resolve_local_model, torch_device, weights_hash
 
 
 @dataclass
@@ -191,20 +190,7 @@ class TransformerClassifier(TorchTextClassifier):
         self.model.to(torch_device(self.config.device)).eval()
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "weights_sha256": _weights_hash(self.path)}
-
-
-def _weights_hash(path: Path) -> str:
-    """sha256 (16 hex digits) of a model folder's weight file(s)."""
-    files = sorted(f for pat in ("*.safetensors", "*.bin") for f in path.glob(pat))
-    if not files:
-        return "unknown"
-    h = hashlib.sha256()
-    for f in files:
-        with open(f, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()[:16]
+        return {**super().describe(), "weights_sha256": weights_hash(self.path)}
 
 
 def _logits_module(model: Any, pad_id: int) -> Any:

@@ -3,15 +3,13 @@ the MoverScore-like distance."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device
+from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device, weights_hash  # noqa: F401  (weights_hash re-exported)
 
 
 class TokenEncoder:
@@ -62,16 +60,3 @@ class TokenEncoder:
                 norms = np.linalg.norm(vecs, axis=1, keepdims=True)
                 self._memo[text] = vecs / np.maximum(norms, 1e-12)
         return [self._memo[t] for t in texts]
-
-
-def weights_hash(path: Path) -> str:
-    """sha256 (16 hex digits) of a model folder's weight file(s)."""
-    files = sorted(f for pat in ("*.safetensors", "*.bin") for f in path.glob(pat))
-    if not files:
-        return "unknown"
-    h = hashlib.sha256()
-    for f in files:
-        with open(f, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()[:16]

@@ -41,3 +41,19 @@ def torch_device(device: str | None = None) -> str:
     from cfaug.training.device import resolve_device
 
     return resolve_device(device)
+
+
+def weights_hash(path: str | os.PathLike[str]) -> str:
+    """sha256 (16 hex digits) of a model folder's weight file(s) (``*.safetensors``, ``*.bin``), for
+    provenance; ``"unknown"`` when the folder has none."""
+    import hashlib
+
+    files = sorted(f for pat in ("*.safetensors", "*.bin") for f in Path(path).glob(pat))
+    if not files:
+        return "unknown"
+    h = hashlib.sha256()
+    for f in files:
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:16]
