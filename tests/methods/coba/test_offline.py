@@ -159,3 +159,10 @@ def test_a_negated_source_opinion_is_left_alone_and_meta_lists_the_words_as_used
     new, info = realise(planner, plan, text)
     assert "not bad" in new and "dull" not in new
     assert "bad" in plan.principal and "bad" not in plan.spurious and "plot" in plan.spurious
+
+
+def test_negate_prob_negates_clauses_instead_of_replacing_their_words(nlp, planner):
+    text = "The film was wonderful."
+    negator = OfflinePlanner(planner.lexicon, planner.proposer, negate_prob=1.0)
+    new, info = realise(negator, negator.plan(nlp(text), ["wonderful"], [], "positive", "negative"), text)
+    assert new == "The film was not wonderful." and [e["kind"] for e in info["edits"]] == ["negation-insert"]

@@ -80,6 +80,9 @@ class CoBAConfig(LLMConfig):
                              fit=True)
     negate_neutral: bool = param(False, "offline: a principal word without opinion polarity negates its predicate "
                                  "('I mean' -> 'I do not mean'; off: only opinion words and negators are edited)")
+    negate_prob: float = param(0.0, "offline: share of the clauses with opinion words of the source label that "
+                               "are negated instead of having those words replaced ('was great' -> 'was not great')",
+                               min=0.0, max=1.0)
     guide_weight: float = param(1.0, "offline: weight of the ensemble's TF-IDF model when choosing a replacement "
                                 "(its word weight toward the target, next to the proposer's prior; 0 = prior only)",
                                 min=0.0)
@@ -248,7 +251,8 @@ class CoBA(LLMMethod):
             self.planner = OfflinePlanner(_load_lexicon(), _load_proposer(artifact_dir),
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
                                           alternatives=c.candidates, guide=_word_push(linear) if linear else None,
-                                          guide_weight=c.guide_weight, negate_neutral=c.negate_neutral)
+                                          guide_weight=c.guide_weight, negate_neutral=c.negate_neutral,
+                                          negate_prob=c.negate_prob)
             facts["guide"] = getattr(linear, "name", None)
             facts["parser"] = describe_pipeline(self.nlp)
         return facts

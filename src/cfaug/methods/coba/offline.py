@@ -16,7 +16,9 @@ W_s (:mod:`cfaug.importance.ensemble`):
    so is (with ``lexicon_principal``) the negator of an opinion word of the target polarity ("not good" in
    a negative text becomes "good"); ratings are mirrored ("2/10" -> "9/10"). With ``negate_neutral``, a
    principal word with no polarity negates its predicate too (off by default: the ensemble's votes name
-   many neutral words, "supposed", "trying", and negating them reads badly).
+   many neutral words, "supposed", "trying", and negating them reads badly). With ``negate_prob``, that
+   share of the clauses holding such opinion words is negated instead of having its words replaced
+   ("was great" -> "was not great"), chosen by a seed drawn from the text.
 3. **Gender swap** (optional): every gendered word of the WinoBias lists takes the opposite gender.
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
    sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
@@ -29,6 +31,7 @@ W_s (:mod:`cfaug.importance.ensemble`):
 from __future__ import annotations
 
 import random
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,9 +126,9 @@ class OfflinePlanner:
 
     def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
                  alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0,
-                 negate_neutral: bool = False) -> None:
+                 negate_neutral: bool = False, negate_prob: float = 0.0) -> None:
         self.lexicon, self.proposer = lexicon, proposer
-        self.negate_neutral = negate_neutral
+        self.negate_neutral, self.negate_prob = negate_neutral, negate_prob
         self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
         #: ``guide(words, target) -> scores``: how strongly a word pushes a classifier toward ``target``
         self.guide, self.guide_weight = guide, guide_weight
@@ -193,6 +196,16 @@ class OfflinePlanner:
                     if edit is not None:
                         done.add(i)
                         plan.slots.append([edit])
+        if requests and self.negate_prob > 0:  # some clauses are negated instead ("was great" -> "was not great")
+            rng = random.Random(zlib.crc32(doc.text.encode("utf-8")))
+            heads = {t.head: t for _, t, _ in requests if not t.negated}
+            for head in sorted(heads):
+                if rng.random() < self.negate_prob and head not in negated_heads:
+                    edit = self._flip_predicate(doc, tokens, tags, heads[head])
+                    if edit is not None:
+                        negated_heads.add(head)
+                        plan.slots.append([edit])
+            requests = [(i, t, r) for i, t, r in requests if t.head not in negated_heads]
         if requests:
             proposals = self.proposer.propose([r for _, _, r in requests])
             replaced: set[int] = set()  # heads of triples with a replacement
