@@ -50,6 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from downstream_cad_imdb import lines_to_tsv  # bench/ is on sys.path when the script runs
+from downstream_cad_imdb import parse_config as parse_generator_config
+
 REPO = Path(__file__).resolve().parent.parent
 ATTRIBUTIONS = ("lime", "integrated-gradients", "shapley")
 TABLE1_MODELS = {"tfidf-logreg": {},
@@ -75,12 +78,10 @@ class CobaConfig:
 
 
 def parse_config(text: str) -> CobaConfig:
-    """``NAME:KEY=VALUE[;KEY=VALUE...]``, e.g. ``no deletion:delete_prob=0``."""
-    name, _, params = text.partition(":")
-    kvs = [kv.strip() for kv in params.split(";") if kv.strip()]
-    if not name.strip() or not kvs or any("=" not in kv for kv in kvs):
-        raise argparse.ArgumentTypeError(f"--config expects NAME:KEY=VALUE[;KEY=VALUE], got {text!r}")
-    return CobaConfig(name.strip(), kvs)
+    """``NAME:KEY=VALUE[;KEY=VALUE...]``, e.g. ``no deletion:delete_prob=0`` (parsed as in
+    downstream_cad_imdb.py)."""
+    g = parse_generator_config(text)
+    return CobaConfig(g.name, g.params)
 
 
 def parse_args() -> argparse.Namespace:
@@ -151,19 +152,6 @@ def write_tsv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
         w.writerow(header)
         w.writerows(rows)
     return path
-
-
-def lines_to_tsv(folder: Path, out: Path) -> Path:
-    """Li et al.'s sentiment.dev.0 / .1 (one sentence per line) as a TSV with labels 0 / 1 (as in
-    downstream_cad_imdb.py)."""
-    with open(out, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
-        w.writerow(["text", "label"])
-        for label in ("0", "1"):
-            for line in (folder / f"sentiment.dev.{label}").read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    w.writerow([line.strip(), label])
-    return out
 
 
 def find_key(obj: Any, key: str) -> Any:

@@ -17,7 +17,6 @@ Recipe (see README, "auto-cad"):
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,9 +36,9 @@ from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
 from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, load_lexicon
+from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.negation import negate_predicate
+from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
     LexiconProposer,
@@ -214,10 +213,8 @@ class AutoCAD(Method):
         _dump(ctx.path("phrases.pkl"), phrases)
         facts["mined_phrases"] = sum(len(t) for t in phrases.values())
         if not c.mlm:
-            words = sorted(self.lexicon.positive | self.lexicon.negative)
-            encoder = self._load_encoder(ctx.device)
-            np.save(ctx.path("lexicon_vectors.npy"), encoder.encode_persistent(words).astype(np.float32))
-            ctx.path("lexicon_words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+            WordVectors.fit(sorted(self.lexicon.positive | self.lexicon.negative), self._load_encoder(ctx.device),
+                            ctx.artifact_dir)
         facts["training_texts"] = len(records)
         return facts
 
@@ -241,10 +238,8 @@ class AutoCAD(Method):
         if c.mlm:
             self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=ctx.device, lm_weight=c.lm_weight)
         else:
-            words = (artifact_dir / "lexicon_words.txt").read_text(encoding="utf-8").split()
-            vectors = WordVectors(words, np.load(artifact_dir / "lexicon_vectors.npy"))
             self.proposer = LexiconProposer(
-                self.lexicon, bigram, vectors, pairs,
+                self.lexicon, bigram, WordVectors.load(artifact_dir), pairs,
                 Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
                 top_n=c.top_candidates)
         self.filters = self._build_filters(task)
@@ -506,13 +501,7 @@ class AutoCAD(Method):
         if term.kind == "word":
             edit = Edit(tok.start, tok.end, "", tok.text, "remove")
             return agree_article(text, tokens, term.head, edit) if text else edit
-        new = NEGATORS.get(tok.lower, "")
-        if tok.lower == "n't" and term.head > 0:
-            prev = tokens[term.head - 1]
-            aux = AUX_AFTER_NT.get(prev.lower)
-            if aux:  # "won't" -> "will": rewrite the auxiliary and drop n't
-                return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
-        return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
+        return negator_removal(tokens, term.head)
 
     def _finish(self, clf: Any, items: Sequence[WorkItem], docs: list[Any],
                 pending: list[tuple[int, str, list[Edit], list[CausalTerm]]], results: list[list[Counterfactual]]) -> None:

@@ -4,14 +4,15 @@
 film"; "I loved it" -> "I did not love it". A negator is inserted after the nearest auxiliary or copula
 before the word in the same clause (up to four words back, across determiners, adverbs and adjectives
 only), or a main verb in the simple past or present becomes do + not + its base form. Sentences that
-already carry a negator before the word are left alone (removing a negator is RM-CT's negation edit).
+already carry a negator before the word are left alone. The other way, :func:`negator_removal`, removes a
+negator ("not good" -> "good", "won't" -> "will"): RM-CT's negation edit, shared with CoBA.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cfaug.methods.auto_cad.lexicon import NEGATORS
+from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS
 from cfaug.methods.auto_cad.text import Edit, Token, match_case
 from cfaug.nlp.inflect import lemmas
 
@@ -51,3 +52,15 @@ def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> E
         if tags.get(cand.start, "") not in _BETWEEN_TAGS:
             return None
     return None
+
+
+def negator_removal(tokens: Sequence[Token], i: int) -> Edit:
+    """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will")."""
+    tok = tokens[i]
+    if tok.lower == "n't" and i > 0:
+        prev = tokens[i - 1]
+        aux = AUX_AFTER_NT.get(prev.lower)
+        if aux:
+            return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
+    new = NEGATORS.get(tok.lower, "")
+    return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")

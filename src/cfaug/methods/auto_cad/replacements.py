@@ -19,6 +19,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -77,6 +78,20 @@ class WordVectors:
         if not words:
             return np.zeros((0, self.vectors.shape[1]), dtype=self.vectors.dtype)
         return np.stack([self.vectors[self.index[w]] if w in self.index else self._zero for w in words])
+
+    WORDS_FILE, VECTORS_FILE = "lexicon_words.txt", "lexicon_vectors.npy"
+
+    @classmethod
+    def fit(cls, words: Sequence[str], encoder: object, folder: Path) -> None:
+        """Encode ``words`` with a sentence encoder (``encode_persistent``) and write them into ``folder``."""
+        np.save(folder / cls.VECTORS_FILE, encoder.encode_persistent(list(words)).astype(np.float32))  # type: ignore[attr-defined]
+        (folder / cls.WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> WordVectors:
+        """The vectors :meth:`fit` wrote into ``folder``."""
+        words = (folder / cls.WORDS_FILE).read_text(encoding="utf-8").split()
+        return cls(words, np.load(folder / cls.VECTORS_FILE))
 
 
 @PROPOSERS.register("lexicon.v1", "opposite-polarity opinion-lexicon words ranked by word-embedding similarity, "

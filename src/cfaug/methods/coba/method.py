@@ -297,6 +297,8 @@ class CoBA(LLMMethod):
 
     # ---------------------------------------------------------------------------------- offline path
     def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
+        from cfaug.methods.coba.offline import triple_texts
+
         texts = [it.record.text() for it in items]
         sources = self._source_labels(items, texts)
         votes = self.ensemble.explain(texts, sources)
@@ -319,8 +321,6 @@ class CoBA(LLMMethod):
                 if new in seen:
                     continue
                 seen.add(new)
-                from cfaug.methods.coba.offline import triple_texts
-
                 meta = {"candidate": cand, "ensemble": {**v.to_json(), "principal": plan.principal,
                                                         "spurious": plan.spurious},
                         "triples": triple_texts(plan, item.record.text(), info["edits"]),
@@ -480,6 +480,7 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
     """The lexicon proposer's bigram model of the input and the lexicon's word vectors (as auto-CAD)."""
     from cfaug.judges.similarity import SentenceEncoder
     from cfaug.methods.auto_cad.ngram import BigramModel
+    from cfaug.methods.auto_cad.replacements import WordVectors
     from cfaug.methods.auto_cad.text import tokenize as cad_tokenize
 
     lexicon = _load_lexicon()
@@ -487,9 +488,7 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
     with open(ctx.path("bigram.pkl"), "wb") as fh:
         pickle.dump(bigram, fh)
     words = sorted(lexicon.positive | lexicon.negative)
-    encoder = SentenceEncoder(encoder_path, device=ctx.device)
-    np.save(ctx.path("lexicon_vectors.npy"), encoder.encode_persistent(words).astype(np.float32))
-    ctx.path("lexicon_words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    WordVectors.fit(words, SentenceEncoder(encoder_path, device=ctx.device), ctx.artifact_dir)
     return {"lexicon_words": len(words)}
 
 
@@ -498,8 +497,7 @@ def _load_proposer(artifact_dir: Path) -> Any:
 
     with open(artifact_dir / "bigram.pkl", "rb") as fh:
         bigram = pickle.load(fh)
-    words = (artifact_dir / "lexicon_words.txt").read_text(encoding="utf-8").split()
-    return LexiconProposer(_load_lexicon(), bigram, WordVectors(words, np.load(artifact_dir / "lexicon_vectors.npy")))
+    return LexiconProposer(_load_lexicon(), bigram, WordVectors.load(artifact_dir))
 
 
 __all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS"]

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
-from cfaug.methods.auto_cad.negation import negate_predicate
+from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
+from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
 from cfaug.methods.auto_cad.replacements import ReplacementRequest
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.text import Edit, Token, apply_edits
@@ -109,18 +109,6 @@ def as_tokens(doc: Any) -> tuple[list[Token], dict[int, str]]:
     return tokens, {t.idx: t.tag_ for t in doc}
 
 
-def negator_removal(tokens: Sequence[Token], i: int) -> Edit:
-    """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will")."""
-    tok = tokens[i]
-    if tok.lower == "n't" and i > 0:
-        prev = tokens[i - 1]
-        aux = AUX_AFTER_NT.get(prev.lower)
-        if aux:
-            return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
-    new = NEGATORS.get(tok.lower, "")
-    return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
-
-
 class OfflinePlanner:
     """Plans and realises offline CoBA rewrites (see the module docstring)."""
 
@@ -172,11 +160,11 @@ class OfflinePlanner:
                 if w in s_set:
                     continue  # spurious words stay as they are
                 pol = self.lexicon.polarity(w)
+                negated = _negator_before(doc, i) if pol is not None else None
                 principal_word = w in p_set or (self.lexicon_principal and pol is not None and (
-                    pol == source_polarity or (pol == target_polarity and _negator_before(doc, i) is not None)))
+                    pol == source_polarity or (pol == target_polarity and negated is not None)))
                 if not principal_word:
                     continue
-                negated = _negator_before(doc, i)
                 if pol is not None and pol == source_polarity and negated is not None:
                     done.update((i, negated))  # "not bad" in a negative text already leans to the target
                 elif pol is not None and pol == source_polarity and target_polarity:
