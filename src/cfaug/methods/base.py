@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,6 +44,20 @@ class Resources:
     memory_mb: int = 1024
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named set of parameter values of a method (``--preset NAME``). ``needs`` names parameters the
+    preset cannot supply itself (a model by local path, say), each with what to pass: building the method
+    with the preset and such a parameter unset fails with that message."""
+
+    description: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    needs: Mapping[str, str] = field(default_factory=dict)
+
+
+DEFAULT_PRESET = "default"
+
+
 class Method:
     """Base class of every generation method.
 
@@ -62,6 +77,8 @@ class Method:
     resources: ClassVar[Resources] = Resources()
     #: items per ``generate`` call when the run does not set ``--batch-size``
     default_batch_size: ClassVar[int] = 32
+    #: named parameter sets besides ``default`` (the Config's own defaults), e.g. ``paper``
+    presets: ClassVar[dict[str, Preset]] = {}
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         self.config = config if config is not None else self.Config()
@@ -124,6 +141,26 @@ class Method:
         return int.from_bytes(digest[:8], "little")
 
 
+def preset_params(cls: type[Method], preset: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` over the values of ``cls``'s preset ``preset`` (the method's own defaults for
+    ``default``/None). Raises :class:`~cfaug.config.ConfigError` for an unknown preset, or when a parameter
+    the preset needs is unset."""
+    from cfaug.config import ConfigError
+
+    if not preset or preset == DEFAULT_PRESET:
+        return dict(params)
+    if preset not in cls.presets:
+        known = ", ".join([DEFAULT_PRESET, *sorted(cls.presets)])
+        raise ConfigError(f"method {cls.name} has no preset {preset!r}; presets: {known}")
+    p = cls.presets[preset]
+    out = {**p.params, **params}
+    for name, hint in p.needs.items():
+        if out.get(name) in (None, ""):
+            raise ConfigError(f"preset {preset} of {cls.name} needs {name}: {hint}")
+    return out
+
+
 METHODS: Registry[type[Method]] = Registry("method")
 
-__all__ = ["METHODS", "Method", "Resources", "WORK_UNITS", "config_dict"]
+__all__ = ["DEFAULT_PRESET", "METHODS", "Method", "Preset", "Resources", "WORK_UNITS", "config_dict",
+           "preset_params"]

@@ -19,6 +19,9 @@ class RunOptions:
     method: str | None = param(None, "method name from 'cfaug methods' (default: auto-cad, or the --model's method)",
                                group="method", flag="")
     params: dict[str, Any] = param(default_factory=dict, help="method parameters (-p KEY=VALUE)", group="method", flag="")
+    preset: str = param("default", "a named set of method parameters: default (cfaug's choices) or paper (the seed "
+                        "paper's setup; see 'cfaug methods -v' and docs/fidelity.md); -p values override it",
+                        group="method")
     # task and columns
     task: str = param("sentiment", "task", choices=TASKS, group="task and columns")
     target: str = param("opposite", "label to rewrite towards, or 'opposite'", group="task and columns")

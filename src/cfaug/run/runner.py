@@ -112,18 +112,22 @@ def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, A
     """The configured method, the parameters it was built with, and the model folder's description; with
     ``--model``, the method and its training parameters come from the model folder (a parameter given
     again must agree with it)."""
-    if not options.model:
-        return build_method(options.method or "auto-cad", options.params, options.seed), dict(options.params), None
-    info = read_model(options.model)
-    from cfaug.methods import METHODS
+    from cfaug.methods import METHODS, method_params
 
+    if not options.model:
+        name = options.method or "auto-cad"
+        params = method_params(name, options.params, options.preset)
+        return build_method(name, params, options.seed), params, None
+    info = read_model(options.model)
     if options.method and METHODS.resolve(options.method) != info.method:
         raise ConfigError(f"--model {options.model} was trained for {info.method}, not {options.method}")
-    clash = {k for k, v in options.params.items() if k in info.fit_params and str(v) != str(info.fit_params[k])}
+    given = method_params(info.method, options.params, options.preset) if options.preset != "default" \
+        else dict(options.params)
+    clash = {k for k, v in given.items() if k in info.fit_params and str(v) != str(info.fit_params[k])}
     if clash:
         raise ConfigError(f"--model {options.model} was trained with other values of {', '.join(sorted(clash))}; "
-                          "train a new model or drop those parameters")
-    params = {**info.fit_params, **options.params}
+                          "train a new model or drop those parameters (or the preset)")
+    params = {**info.fit_params, **given}
     return build_method(info.method, params, options.seed), params, asdict(info)
 
 

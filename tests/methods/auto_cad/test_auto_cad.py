@@ -262,8 +262,9 @@ def test_removing_a_word():
 
 @pytest.mark.parametrize("params,message", [
     ({"replace": "sometimes"}, r"parameter replace of auto-cad.v1: 'sometimes' is not one of all, until-flip$"),
-    ({"variants": "rm,swap"}, r"parameter variants of auto-cad.v1: 'rm,swap' is not one of rep, rm, rm,rep, rep,rm$"),
-    ({"variants": ""}, r"parameter variants of auto-cad.v1: '' is not one of rep, rm, rm,rep, rep,rm$"),
+    ({"variants": "rm,swap"}, r"parameter variants of auto-cad.v1: 'rm,swap'; use a comma-separated choice of rm, rep, syn$"),
+    ({"variants": ""}, r"parameter variants of auto-cad.v1: ''; use a comma-separated choice of rm, rep, syn$"),
+    ({"variants": "rep,syn"}, r"variants=syn needs a masked LM to propose synonyms"),
     ({"max_edit_rate": "-1.0"}, r"parameter max_edit_rate of auto-cad.v1: -1.0 is below the minimum 0$"),
     ({"classifier": "gpt"}, r"classifier must be one of tfidf, hf, llm or a judge spec, got 'gpt'"),
     ({"classifier": "hf"}, r"classifier=hf needs classifier_model=PATH"),

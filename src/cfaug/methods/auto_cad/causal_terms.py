@@ -5,8 +5,10 @@ probability for the document's label when ``p`` is masked out, over sampled cont
 
     phi(p) = E_beta[(l(s_beta) - l(s_beta \\ p)) / l(s_beta)]
 
-Contexts are the full sentence plus ``samples`` random sub-sequences keeping each other token with
-probability ``keep``. All perturbations of a batch of documents are scored in one classifier call.
+Contexts are the full sentence plus ``samples`` sampled contexts: random sub-sequences keeping each other
+token with probability ``keep`` (:func:`build_contexts`), or, as in sampling-and-occlusion (Jin et al.,
+2019), the sentence with the words around the phrase redrawn from a language model of the corpus
+(:func:`resampled_contexts`). All perturbations of a batch of documents are scored in one classifier call.
 """
 
 from __future__ import annotations
@@ -74,16 +76,53 @@ def find_candidates(tokens: Sequence[Token], lexicon: Lexicon, polarity: str,
 
 
 def build_contexts(tokens: Sequence[Token], term: CausalTerm, samples: int, keep: float,
-                   rng: np.random.Generator) -> list[tuple[str, str]]:
-    """(context, context without the phrase) pairs for Eq. 1."""
+                   rng: np.random.Generator, lm: Any = None, window: int = 10) -> list[tuple[str, str]]:
+    """(context, context without the phrase) pairs for Eq. 1 within the term's sentence: dropped words
+    (:func:`dropped_contexts`), or with a language model ``lm``, redrawn ones (:func:`resampled_contexts`)."""
     sent = tokens[term.head].sentence
     idx = [i for i, t in enumerate(tokens) if t.sentence == sent]
-    phrase = set(term.phrase)
+    words, phrase = [tokens[i].text for i in idx], [k for k, i in enumerate(idx) if i in term.phrase]
+    if lm is not None:
+        return resampled_contexts(words, phrase, samples, window, lm, rng)
+    return dropped_contexts(words, phrase, samples, keep, rng)
+
+
+def dropped_contexts(words: Sequence[str], phrase: Sequence[int], samples: int, keep: float,
+                     rng: np.random.Generator) -> list[tuple[str, str]]:
+    """(context, context without the phrase) pairs: the sentence ``words`` as they are, then ``samples``
+    sub-sequences keeping each word outside the phrase (positions ``phrase``) with probability ``keep``.
+    An empty string in ``words`` is a removed word."""
+    phrase_set = set(phrase)
     out = []
     for s in range(samples + 1):
-        kept = idx if s == 0 else [i for i in idx if i in phrase or rng.random() < keep]
-        with_p = " ".join(tokens[i].text for i in kept)
-        without_p = " ".join(tokens[i].text for i in kept if i not in phrase)
+        kept = range(len(words)) if s == 0 else [j for j in range(len(words)) if j in phrase_set or rng.random() < keep]
+        with_p = " ".join(words[j] for j in kept if words[j])
+        without_p = " ".join(words[j] for j in kept if words[j] and j not in phrase_set)
+        out.append((with_p, without_p))
+    return out
+
+
+def resampled_contexts(words: Sequence[str], phrase: Sequence[int], samples: int, window: int, lm: Any,
+                       rng: np.random.Generator) -> list[tuple[str, str]]:
+    """(context, context without the phrase) pairs for Eq. 1 in which the ``window`` words on each side of
+    the phrase are redrawn, left to right, from the bigram model ``lm`` (``lm.sample(prev, rng)``).
+
+    ``words`` are the sentence's words (an empty string for a removed word), ``phrase`` the positions of
+    the phrase in it. The first pair is the sentence as it is."""
+    phrase_set = set(phrase)
+    lo, hi = min(phrase), max(phrase)
+    out = []
+    for s in range(samples + 1):
+        cur = list(words)
+        if s > 0:
+            prev = "<s>"
+            for j in range(len(cur)):
+                if j not in phrase_set and lo - window <= j <= hi + window and cur[j] and cur[j][0].isalnum():
+                    cur[j] = lm.sample(prev, rng)
+                if cur[j]:
+                    prev = cur[j].lower()
+        with_p = " ".join(w for w in cur if w)
+        without_p = " ".join(w for j, w in enumerate(cur) if w and j not in phrase_set)
         out.append((with_p, without_p))
     return out
 

@@ -39,6 +39,7 @@ from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
+from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
     LexiconProposer,
@@ -48,7 +49,7 @@ from cfaug.methods.auto_cad.replacements import (
     Weights,
 )
 from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_spans, tokenize
-from cfaug.methods.base import METHODS, Method, Resources
+from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.nlp.inflect import indefinite_article
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
@@ -72,10 +73,26 @@ class AutoCADConfig:
     mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
     pairs: str | None = param(None, "paired counterfactual file to mine substitutions from (CAD paired format)", fit=True)
     encoder: str | None = param(None, "local sentence-transformers path (default: packaged all-MiniLM-L6-v2)", fit=True)
-    variants: str = param("rep", "counterfactuals to emit: rep (REP-CT), rm (RM-CT), or both: rm,rep",
-                          choices=("rep", "rm", "rm,rep", "rep,rm"))
+    variants: str = param("rep", "counterfactuals to emit, comma-separated: rep (REP-CT), rm (RM-CT), syn (REP-CT "
+                          "followed by synonym substitution of the words still supporting the source label until C "
+                          "flips; needs mlm), e.g. rm,rep")
     context_samples: int = param(4, "sampled contexts per term for Eq. 1 (plus the full sentence)", min=0, max=100)
-    context_keep: float = param(0.8, "probability that a context token is kept in a sample", min=0.0, max=1.0)
+    contexts: str = param("drop", "how Eq. 1's contexts are sampled: drop (random sub-sequences of the sentence) or "
+                          "lm (the words around the term redrawn from a bigram model of the training texts, as in "
+                          "sampling-and-occlusion)", choices=("drop", "lm"))
+    context_keep: float = param(0.8, "contexts=drop: probability that a context token is kept in a sample",
+                                min=0.0, max=1.0)
+    context_window: int = param(10, "contexts=lm: words redrawn on each side of the term", min=1, max=100)
+    rm_terms: str = param("until-flip", "RM-CT: until-flip (each sentence's most important term, then the others, "
+                          "until C flips) or top-per-sentence (each sentence's most important term, once)",
+                          choices=("until-flip", "top-per-sentence"))
+    rep_selection: str = param("score", "REP-CT's choice of replacement: score (proposer's fit + classifier_weight x "
+                               "C's movement, proposals against the original sentence) or eq1 (terms edited one after "
+                               "another, each proposal made on the sentence as edited so far and chosen by its Eq. 1 "
+                               "importance for the target label)", choices=("score", "eq1"))
+    max_synonyms: int = param(5, "variants with syn: words substituted by synonyms at most", min=0, max=100)
+    synonym_min_similarity: float = param(0.5, "variants with syn: embedding cosine a synonym must have with the "
+                                          "word it replaces", min=-1.0, max=1.0)
     top_candidates: int = param(20, "replacement candidates scored in context per term", min=1, max=1000)
     replace: str = param("all", "REP-CT: all causal terms, or until-flip (stop at the first flip)",
                          choices=("all", "until-flip"))
@@ -86,9 +103,13 @@ class AutoCADConfig:
     min_target_prob: float = param(0.5, "flip filter: C's probability of the target must reach this; RM-CT/REP-CT "
                                    "keep editing until it does", min=0.0, max=1.0)
     require_flip: bool = param(True, "filter: the classifier must predict the target")
-    max_edit_rate: float = param(0.3, "filter: token edit rate at most this", min=0.0)
+    max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit)", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
+    min_moverscore: float = param(0.0, "filter: MoverScore against the original above this (0 = off; the paper "
+                                  "keeps > 0.55)", min=0.0, max=1.0)
+    moverscore_model: str | None = param(None, "min_moverscore: local encoder folder for the MoverScore (default: "
+                                         "the packaged MiniLM's token vectors)")
     negations: str = param("all", "negators RM-CT and REP-CT may remove: all (also bare ones the classifier finds "
                            "important, which can change a fact: 'I have not read the book'), or opinion (only "
                            "those negating an opinion word: 'not good'; fewer flips on CAD-IMDB)",
@@ -106,6 +127,18 @@ class AutoCADConfig:
                         "package, or none")
 
 
+PAPER = Preset(
+    "Yang et al.'s setup: RM-CT, REP-CT and synonym sets; masked-LM proposals chosen by Eq. 1 on the sentence "
+    "as edited so far; LM-resampled contexts; one classifier trained on all the data; only the MoverScore > 0.55 "
+    "filter",
+    params={"variants": "rm,rep,syn", "rm_terms": "top-per-sentence", "rep_selection": "eq1", "contexts": "lm",
+            "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "max_edit_rate": None,
+            "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
+            "alternatives": 1},
+    needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
+                  "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})
+
+
 @METHODS.register(NAME, "offline: remove/replace causal terms found by classifier sensitivity (RM-CT, REP-CT)")
 class AutoCAD(Method):
     name = NAME
@@ -114,11 +147,17 @@ class AutoCAD(Method):
     trains = True
     resources = Resources(cpus=1.0, gpus=0.0, memory_mb=700)
     default_batch_size = 32
+    presets = {"paper": PAPER}
 
     def __init__(self, config: AutoCADConfig | None = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
         c = self.config
         self.variants = {v.strip() for v in c.variants.split(",") if v.strip()}
+        unknown = self.variants - {"rm", "rep", "syn"}
+        if unknown or not self.variants:
+            raise ConfigError(f"parameter variants of {NAME}: {c.variants!r}; use a comma-separated choice of rm, rep, syn")
+        if "syn" in self.variants and not c.mlm:
+            raise ConfigError("variants=syn needs a masked LM to propose synonyms: -p mlm=DIR (or --mlm DIR)")
         self.spec = label_judge_spec(c.classifier, data=c.classifier_data, model=c.classifier_model,
                                      labels=c.classifier_labels, role="classifier")
         name, self._classifier_params = spec_name(self.spec, "judges")
@@ -257,9 +296,13 @@ class AutoCAD(Method):
         out: list[Any] = []
         if c.require_flip:
             out.append(build_filter({"@filters": "flip", "min_target_prob": c.min_target_prob}))
-        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate}))
+        if c.max_edit_rate is not None:
+            out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate}))
         if c.min_similarity > 0:
             out.append(MinSimilarity(c.min_similarity, EditedSentenceJudge(self)))
+        if c.min_moverscore > 0:
+            out.append(build_filter({"@filters": "moverscore", "min": c.min_moverscore, "model": c.moverscore_model},
+                                    JudgeContext(task, seed=self.seed, device=self._device)))
         return out
 
     def _load_encoder(self, device: str) -> Any:
@@ -302,37 +345,96 @@ class AutoCAD(Method):
                      if src_pol and tgt_pol else [])
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
-                term.contexts = build_contexts(tokens, term, self.config.context_samples,
-                                               self.config.context_keep, rng)
+                term.contexts = build_contexts(tokens, term, self.config.context_samples, self.config.context_keep,
+                                               rng, lm=self.bigram if self.config.contexts == "lm" else None,
+                                               window=self.config.context_window)
             col = labels.index(item.record.label) if item.record.label in labels else 0
             docs.append((tokens, terms, col))
         score_terms(docs, clf.predict_proba)
 
         results: list[list[Counterfactual]] = [[] for _ in items]
-        pending: list[tuple[int, str, list[Edit], list[CausalTerm]]] = []
-        rep_plans = (self._plan_replacements(items, docs, tags, task, clf) if "rep" in self.variants
-                     else [[] for _ in items])
+        pending: list[tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]] = []
+        c = self.config
+        # REP-CT's edits per item (several with alternatives > 1), each with notes for meta
+        reps: list[list[tuple[list[Edit], list[CausalTerm], dict[str, Any]]]] = [[] for _ in items]
+        if self.variants & {"rep", "syn"}:
+            if c.rep_selection == "eq1":
+                for i, (state, notes) in enumerate(zip(*self._replace_in_order(items, docs, tags, task, clf))):
+                    if state.edits:
+                        reps[i].append((state.edits, state.used, {"choices": notes}))
+            else:
+                for i, plans in enumerate(self._plan_replacements(items, docs, tags, task, clf)):
+                    reps[i] = [(*self._until_flip(clf, items[i], plan), {}) for plan in plans]
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
-            if "rm" in self.variants and ranked:
+            if "rm" in self.variants and c.rm_terms == "top-per-sentence" and terms:
+                # Algorithm 1, line 5: each sentence loses its most important term, whatever C says then
+                firsts: dict[int, CausalTerm] = {}
+                for t in sorted(terms, key=lambda t: -t.importance):
+                    firsts.setdefault(tokens[t.head].sentence, t)
+                order = sorted(firsts.values(), key=lambda t: t.head)
+                pending.append((i, "rm-ct", [self._removal(tokens, t, item.record.text()) for t in order], order, {}))
+            elif "rm" in self.variants and ranked:
                 # hierarchical removal: the most important term of each sentence first, then the others,
                 # until the classifier flips (or all of them with replace="all")
-                firsts: dict[int, CausalTerm] = {}
+                firsts = {}
                 for t in ranked:
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = list(firsts.values()) + [t for t in ranked if t not in firsts.values()]
                 edits, used = self._until_flip(clf, item, [(self._removal(tokens, t, item.record.text()), t)
                                                            for t in order])
-                pending.append((i, "rm-ct", edits, used))
+                pending.append((i, "rm-ct", edits, used, {}))
             if "rep" in self.variants:
-                for plan in rep_plans[i]:
-                    edits, used = self._until_flip(clf, item, plan)
-                    pending.append((i, "rep-ct", edits, used))
+                pending += [(i, "rep-ct", edits, used, extra) for edits, used, extra in reps[i]]
+        if "syn" in self.variants:
+            pending += self._synonyms(items, docs, reps, clf)
         self._finish(clf, items, docs, pending, results)
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             if not results[i]:
                 results[i] = NoCounterfactual(self._why_none(item, task, terms))
         return results
+
+    def _replace_in_order(self, items: Sequence[WorkItem], docs: list[Any], tags: Sequence[dict[int, str]],
+                          task: Task, clf: Any) -> tuple[list[EditedText], list[list[dict[str, Any]]]]:
+        """REP-CT as Algorithm 1 lines 6-11 (``rep_selection="eq1"``): every causal term, in order of
+        importance, edited on the text as edited so far (see :mod:`~cfaug.methods.auto_cad.progressive`)."""
+        c = self.config
+        labels = list(clf.labels)
+        states = [EditedText(item.record.text(), tokens) for item, (tokens, _, _) in zip(items, docs)]
+        order = [sorted(terms, key=lambda t: -t.importance) for _, terms, _ in docs]
+        sampler = ContextSampler(c.contexts, c.context_samples, c.context_keep, c.context_window, self.bigram)
+        notes = replace_in_order(
+            states, order, [task.polarity(it.target) or "" for it in items],
+            [labels.index(it.target) if it.target in labels else 0 for it in items], tags, self.proposer,
+            clf.predict_proba, sampler, [np.random.default_rng(self.item_seed(it) + 1) for it in items],
+            removal=lambda doc, t: self._removal(doc.tokens, t, doc.text),
+            fit_article=lambda doc, head, edit: agree_article(doc.text, doc.tokens, head, edit))
+        return states, notes
+
+    def _synonyms(self, items: Sequence[WorkItem], docs: list[Any],
+                  reps: list[list[tuple[list[Edit], list[CausalTerm], dict[str, Any]]]],
+                  clf: Any) -> list[tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]]:
+        """The synonym set: each item's first REP-CT rewrite, with the words still supporting the source
+        label replaced by synonyms until C flips."""
+        c = self.config
+        labels = list(clf.labels)
+        idx = [i for i in range(len(items)) if reps[i]]
+        states = []
+        for i in idx:
+            state = EditedText(items[i].record.text(), docs[i][0])
+            for e, t in zip(reps[i][0][0], reps[i][0][1]):
+                state.apply(e, t)
+            states.append(state)
+        column = [labels.index(items[i].record.label) if items[i].record.label in labels else 0 for i in idx]
+        target = [labels.index(items[i].target) if items[i].target in labels else 0 for i in idx]
+        flipped = (lambda row, col: int(np.argmax(row)) == col and row[col] >= c.min_target_prob)
+        added = substitute_synonyms(
+            states, column, target, self.proposer, clf.predict_proba,
+            lambda a, b: self.encoder.cosine(a, b),
+            lambda w: bool(self.lexicon.polarity(w)) or w in NEGATORS or w == "n't",
+            c.max_synonyms, c.synonym_min_similarity, flipped)
+        return [(i, "syn", state.edits, state.used, {"synonyms": len(new)})
+                for i, state, new in zip(idx, states, added)]
 
     def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm]) -> str:
         """Why no candidate was made for ``item`` (every candidate, even a filtered one, is kept)."""
@@ -504,16 +606,17 @@ class AutoCAD(Method):
         return negator_removal(tokens, term.head)
 
     def _finish(self, clf: Any, items: Sequence[WorkItem], docs: list[Any],
-                pending: list[tuple[int, str, list[Edit], list[CausalTerm]]], results: list[list[Counterfactual]]) -> None:
+                pending: list[tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]],
+                results: list[list[Counterfactual]]) -> None:
         if not pending:
             return
         labels = list(clf.labels)
-        new_texts = [apply_edits(items[i].record.text(), edits) for i, _, edits, _ in pending]
+        new_texts = [apply_edits(items[i].record.text(), edits) for i, _, edits, _, _ in pending]
         probs = clf.predict_proba(new_texts)
         c = self.config
         cands = []
         made: set[tuple[int, str]] = set()
-        for (i, variant, edits, terms), new, p in zip(pending, new_texts, probs):
+        for (i, variant, edits, terms, extra), new, p in zip(pending, new_texts, probs):
             item = items[i]
             orig = item.record.text()
             if new == orig or not edits or (i, new) in made:
@@ -532,6 +635,7 @@ class AutoCAD(Method):
                 "edit_rate": round(rate, 4),
                 "confidence": round(float(p[tcol]), 4),  # graded: C's probability of the target
                 "proposer": self.proposer.name,
+                **extra,
             }
             cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
             cand = Candidate(dict(item.record.fields), {"text": new}, item.target,

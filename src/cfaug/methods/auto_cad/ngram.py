@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 
 class BigramModel:
@@ -43,3 +44,35 @@ class BigramModel:
 
     def count(self, word: str) -> int:
         return self.unigrams[word]
+
+    def sample(self, prev: str, rng: Any) -> str:
+        """A word drawn from P(. | prev) over the words seen after ``prev`` (a unigram draw when ``prev``
+        was never seen); never a sentence bound."""
+        follow = self._followers().get(prev)
+        if not follow:
+            follow = self._followers().get("", ([], []))
+        words, weights = follow
+        if not words:
+            return prev
+        return words[int(rng.choice(len(words), p=weights))]
+
+    def _followers(self) -> dict[str, tuple[list[str], Any]]:
+        """For each word, the words seen after it with their probabilities ("" = the unigram
+        distribution); built once."""
+        cached = getattr(self, "_follow", None)
+        if cached is not None:
+            return cached
+        import numpy as np
+
+        table: dict[str, dict[str, int]] = {}
+        for (a, b), n in self.bigrams.items():
+            if b != "</s>":
+                table.setdefault(a, {})[b] = n
+        table[""] = {w: n for w, n in self.unigrams.items() if w not in ("<s>", "</s>")}
+        out = {}
+        for a, nexts in table.items():
+            words = sorted(nexts)
+            counts = np.array([nexts[w] for w in words], dtype=float)
+            out[a] = (words, counts / counts.sum()) if len(words) else ([], counts)
+        self._follow = out
+        return out

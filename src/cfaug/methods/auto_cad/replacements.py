@@ -30,12 +30,16 @@ from cfaug.methods.auto_cad.lexicon import Lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 
 
+#: the ``target_polarity`` of a request for words of neither polarity (synonym substitution)
+NEUTRAL = "neutral"
+
+
 @dataclass(frozen=True)
 class ReplacementRequest:
     word: str  # lower-cased word to replace
     left: str  # lower-cased previous token ("<s>" at sentence start)
     right: str  # lower-cased next token ("</s>" at sentence end)
-    target_polarity: str
+    target_polarity: str  # the polarity replacements must have, or NEUTRAL (neither; MaskedLMProposer only)
     masked_sentence: str = ""  # the sentence with the word replaced by the mask token "[MASK]"
     tag: str = ""  # the word's Penn Treebank tag ("" when untagged): replacements take its class and form
 
@@ -211,7 +215,8 @@ class MaskedLMProposer:
                 cands = []
                 for score, idx in zip(top.values.tolist(), top.indices.tolist()):
                     word = self.tok.convert_ids_to_tokens(idx).lstrip("Ġ▁").lower()
-                    if word.isalpha() and word != req.word and self.lexicon.polarity(word) == req.target_polarity:
+                    if word.isalpha() and word != req.word and \
+                            (self.lexicon.polarity(word) or NEUTRAL) == req.target_polarity:
                         cands.append((word, score))
                 cands = fit_word_class(cands, req)
                 best = max((sc for _, sc in cands), default=0.0)
