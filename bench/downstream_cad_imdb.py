@@ -51,7 +51,8 @@ class GeneratorConfig:
 
 
 def parse_config(text: str) -> GeneratorConfig:
-    """``NAME:KEY=VALUE[;KEY=VALUE...]``, e.g. ``RM-CT + REP-CT:variants=rm,rep``."""
+    """``NAME:KEY=VALUE[;KEY=VALUE...]``, e.g. ``RM-CT + REP-CT:variants=rm,rep``; ``preset=paper`` runs the
+    paper preset (``--preset paper``; it needs ``mlm=DIR``)."""
     name, _, params = text.partition(":")
     kvs = [kv.strip() for kv in params.split(";") if kv.strip()]
     if not name.strip() or not kvs or any("=" not in kv for kv in kvs):
@@ -65,7 +66,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--work", default=str(REPO / "bench" / "_work" / "downstream_cad_imdb"),
                    help="scratch folder (generated files)")
     p.add_argument("--config", action="append", default=[], type=parse_config, metavar="NAME:KEY=VALUE[;...]",
-                   help="another auto-CAD setting to compare with the defaults (see 'cfaug methods -v'); repeatable")
+                   help="another auto-CAD setting to compare with the defaults (see 'cfaug methods -v'; "
+                   "preset=paper for the paper's setup, with mlm=DIR); repeatable")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--skip-study", action="store_true",
                    help="skip the selection study (which of the generator's candidates help, judged on dev sets)")
@@ -162,7 +164,8 @@ def main() -> int:
     for cfg in configs:
         output = work / f"autocad_train.{cfg.slug}.jsonl"
         cmd = ["augment", str(train), "-o", str(output), "--seed", "0", "--no-progress",
-               *[a for kv in cfg.params for a in ("-p", kv)]]
+               *[a for kv in cfg.params for a in (("--preset", kv.split("=", 1)[1]) if kv.startswith("preset=")
+                                                  else ("-p", kv))]]
         cfaug(*cmd)
         commands.append(cmd)
         rows = candidates(output)

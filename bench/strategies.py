@@ -208,10 +208,11 @@ def strategies(data: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def run_one(label: str, spec: dict[str, Any], inp: Path, task: str, work: Path, llm: dict[str, Any]) -> dict[str, Any]:
+def run_one(label: str, spec: dict[str, Any], inp: Path, task: str, work: Path, llm: dict[str, Any],
+            preset: str = "default") -> dict[str, Any]:
     from cfaug.api import run_augment
 
-    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{label} {preset}".lower()).strip("-")
     run_dir = work / f"{task}-{slug}.run"
     cache = work / f"{task}-{slug}.cache"
     for p in (run_dir, cache):
@@ -222,7 +223,7 @@ def run_one(label: str, spec: dict[str, Any], inp: Path, task: str, work: Path, 
     params = {**spec["params"], "llm": {**llm, "cache_dir": str(cache)}}
     t0 = time.perf_counter()
     summary, rows = run_augment(str(inp), spec["method"], task=task, run_dir=run_dir, output=work / f"{task}-{slug}.jsonl",
-                                params=params, seed=0, keep_failed=True, progress=False)
+                                params=params, seed=0, keep_failed=True, progress=False, preset=preset)
     wall = time.perf_counter() - t0
     lines = [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     metas = [cf["meta"] for line in lines for cf in line["counterfactuals"]]
@@ -232,12 +233,12 @@ def run_one(label: str, spec: dict[str, Any], inp: Path, task: str, work: Path, 
     x = summary.extra
     flags = " ".join(f"-p {k}={_shown(v)}" for k, v in spec["params"].items())
     return {
-        "label": label, "method": spec["method"], "items": summary.items, "failed": summary.items_failed,
+        "label": label, "preset": preset, "method": spec["method"], "items": summary.items, "failed": summary.items_failed,
         "accepted": accepted, "requests": int(x.get("llm_requests", 0)), "tokens_in": int(x.get("llm_tokens_in", 0)),
         "tokens_out": int(x.get("llm_tokens_out", 0)), "wall": wall, "stops": dict(stops),
         "mean_steps": sum(steps) / len(steps) if steps else None, "run_dir": str(run_dir),
         "usage_estimated": bool(x.get("llm_usage_estimated", False)),
-        "command": f"cfaug augment {inp.name} --task {task} --method {spec['method']} {flags}".strip(),
+        "command": f"cfaug augment {inp.name} --task {task} --method {spec['method']} --preset {preset} {flags}".strip(),
     }
 
 
@@ -268,32 +269,32 @@ def fmt(x: float | None, nd: int = 1) -> str:
 
 
 def cost_table(results: list[dict[str, Any]]) -> list[str]:
-    out = ["| strategy | items | requests / item | tokens in / item | tokens out / item | accepted | "
-           "requests / accepted | tokens / accepted | wall time (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| strategy | preset | items | requests / item | tokens in / item | tokens out / item | accepted | "
+           "requests / accepted | tokens / accepted | wall time (s) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         n, acc = max(1, r["items"]), r["accepted"]
         tokens = r["tokens_in"] + r["tokens_out"]
-        out.append(f"| {r['label']} | {r['items']} | {fmt(r['requests'] / n)} | {fmt(r['tokens_in'] / n, 0)} | "
+        out.append(f"| {r['label']} | {r['preset']} | {r['items']} | {fmt(r['requests'] / n)} | {fmt(r['tokens_in'] / n, 0)} | "
                    f"{fmt(r['tokens_out'] / n, 0)} | {acc} | {fmt(r['requests'] / acc) if acc else 'n/a'} | "
                    f"{fmt(tokens / acc, 0) if acc else 'n/a'} | {fmt(r['wall'])} |")
     return out
 
 
 def loop_table(results: list[dict[str, Any]]) -> list[str]:
-    out = ["| strategy | mean steps | how the loops ended |", "|---|---:|---|"]
+    out = ["| strategy | preset | mean steps | how the loops ended |", "|---|---|---:|---|"]
     for r in results:
         if r["mean_steps"] is not None:
             stops = ", ".join(f"{k}: {v}" for k, v in sorted(r["stops"].items())) or "fixed number of steps"
-            out.append(f"| {r['label']} | {fmt(r['mean_steps'])} | {stops} |")
+            out.append(f"| {r['label']} | {r['preset']} | {fmt(r['mean_steps'])} | {stops} |")
     return out
 
 
 def quality_table(results: list[dict[str, Any]]) -> list[str]:
-    out = ["| strategy | scored | flip rate | content (BERTScore F1) | perplexity | Self-BLEU | H |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+    out = ["| strategy | preset | scored | flip rate | content (BERTScore F1) | perplexity | Self-BLEU | H |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         q = r["quality"]
-        out.append(f"| {r['label']} | {q['n']} | {fmt(q['flip_rate'], 3)} | {fmt(q['content'], 3)} | "
+        out.append(f"| {r['label']} | {r['preset']} | {q['n']} | {fmt(q['flip_rate'], 3)} | {fmt(q['content'], 3)} | "
                    f"{fmt(q['perplexity'])} | {fmt(q['self_bleu'])} | {fmt(q['h'], 3)} |")
     return out
 
@@ -306,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.1, help="scripted server: seconds per answer")
     ap.add_argument("--only", default=None, help="comma-separated strategy labels to run (default: all)")
     ap.add_argument("--datasets", default="imdb,snli")
+    ap.add_argument("--preset", default="default", help="method presets to run, comma-separated: default, paper "
+                    "(the seed paper's setup; see docs/fidelity.md) or default,paper (every strategy twice)")
     ap.add_argument("--base-url", default=None, help="a real OpenAI-compatible endpoint (adds quality metrics)")
     ap.add_argument("--model", default=None, help="model name at --base-url")
     ap.add_argument("--api-key-env", default=None, help="environment variable holding the endpoint's key")
@@ -341,13 +344,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for ds in [d.strip() for d in args.datasets.split(",") if d.strip()]:
             results[ds] = []
-            for label, spec in strategies(data)[ds].items():
-                if only and label not in only:
-                    continue
-                r = run_one(label, spec, inputs[ds], tasks[ds], work, llm)
-                print(f"{ds:5} {label:32} {r['requests']:6} requests {r['wall']:7.1f} s  accepted {r['accepted']}",
-                      file=sys.stderr)
-                results[ds].append(r)
+            for preset in [p.strip() for p in args.preset.split(",") if p.strip()]:
+                for label, spec in strategies(data)[ds].items():
+                    if only and label not in only:
+                        continue
+                    r = run_one(label, spec, inputs[ds], tasks[ds], work, llm, preset)
+                    print(f"{ds:5} {label:32} {preset:8} {r['requests']:6} requests {r['wall']:7.1f} s  "
+                          f"accepted {r['accepted']}", file=sys.stderr)
+                    results[ds].append(r)
     finally:
         if server is not None:
             server.stop()
@@ -393,7 +397,9 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace, r
         "counterfactuals a run writes to its output: a changed text for the single-prompt strategies and "
         "self-refine, and for opro and compare-generate also a best candidate that the loop's own judge gives "
         "the target label. *Wall time* is the whole run (reading, loading demonstrations, training the local "
-        f"judge, generating, writing) at concurrency {args.concurrency}, with a fresh request cache.", ""]
+        f"judge, generating, writing) at concurrency {args.concurrency}, with a fresh request cache. *Preset*: "
+        "`default` is cfaug's own choices, `paper` the seed paper's setup (`--preset paper`; the differences "
+        "are listed in docs/fidelity.md).", ""]
     for ds, rs in results.items():
         lines += [f"## {names[ds]}", ""] + cost_table(rs) + [""]
         loops = loop_table(rs)

@@ -20,13 +20,15 @@ from cfaug.training.context import StageContext
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
-from cfaug.methods.base import METHODS
+from cfaug.methods.base import METHODS, Preset
 
 
 @METHODS.register("zero-shot.v1", "LLM, one instruction: minimally edit the text so its label becomes the target")
 class ZeroShot(LLMMethod):
     name = "zero-shot.v1"
     supported_tasks = ("sentiment", "rating", "nli", "style")
+    #: the paper gives no zero-shot setting that differs from the default: its paper preset is the default
+    presets = {"paper": Preset("Rong et al.'s zero-shot baseline: one instruction, no demonstrations (the default)")}
 
     @dataclass
     class Config(LLMConfig):

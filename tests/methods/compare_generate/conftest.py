@@ -18,13 +18,13 @@ from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conft
 
 #: Phrases that tell the prompts apart (each appears in one kind of built-in prompt only).
 KINDS = {
-    "judge": ("Classify the next", "Rate the next text"),
+    "judge": ("Classify the next", "Rate the next text", "Count the next text"),
     "compare": ("Revised text 1:", "Revised premise 1:", "Revised hypothesis 1:"),
     "opro": ("Earlier revised",),
     "feedback": ("Give your feedback",),
     "refine": ("Using the feedback",),
     "cot": ("step by step",),
-    "few-shot": ("in the same way as the examples",),
+    "few-shot": ("in the same way as the examples", "Following the example, complete the next one."),
 }
 
 
@@ -116,13 +116,13 @@ def run_method(tmp_path: Path):
     counter = iter(range(10_000))
 
     def run(method: str, data: list[dict[str, Any]], srv: Any, *, task: str = "sentiment", keep_failed: bool = True,
-            edit_side: str = "premise", **params: Any):
+            edit_side: str = "premise", preset: str | None = None, **params: Any):
         run_dir = tmp_path / f"run-{next(counter)}"
         llm = {"base_url": srv.base_url, "model": "test-model", "retry_base_delay": 0.01, "retry_max_delay": 0.05,
                "request_timeout": 10, "cache_dir": str(run_dir) + ".cache"}
         params.setdefault("parse_retries", 0)
         summary, rows = run_augment(data, method, task=task, edit_side=edit_side, run_dir=run_dir, progress=False,
-                                    keep_failed=keep_failed, params={"llm": llm, **params})
+                                    keep_failed=keep_failed, preset=preset, params={"llm": llm, **params})
         lines = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x.strip()]
         return summary, rows, lines
 

@@ -22,7 +22,7 @@ from cfaug.judges.builtin import judge_input
 from cfaug.judges.classifier import as_text
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
 from cfaug.judges.similarity import tokenize
-from cfaug.methods.base import METHODS, Resources
+from cfaug.methods.base import METHODS, Preset, Resources
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.registry import spec_name
@@ -105,6 +105,13 @@ class CoBA(LLMMethod):
     work_unit = "batch"  #: mode=offline; mode=llm sets "item" on the instance
     resources = Resources(cpus=1.0, gpus=0.0, memory_mb=1500)
     default_batch_size = 16
+    presets = {"paper": Preset(
+        "Choi et al.'s setup: an LLM extracts, edits and rebuilds the triples; only the ensemble's votes of the "
+        "fine-tuned models decide principal and spurious words; mixed triples kept; no label check",
+        params={"mode": "llm", "models": "", "k": 5, "tau": 0, "lexicon_principal": False, "edit_mixed": False,
+                "require_flip": False, "gender_swap": True, "candidates": 1},
+        needs={"models": "the fine-tuned classifiers M by local path, comma-separated (-p models=DIR1,...); the "
+                         "paper used five BERT-family models (BERT-base/large, RoBERTa-large, DistilBERT, BART-base)"})}
 
     def __init__(self, config: CoBAConfig | None = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)

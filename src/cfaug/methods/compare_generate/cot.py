@@ -13,8 +13,8 @@ import re
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS
-from cfaug.methods.compare_generate.strategy import StrategyMethod
+from cfaug.methods.base import METHODS, Preset
+from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, StrategyMethod
 
 _STEP = {"causal_words": re.compile(r"(?im)^[ \t*_>-]*causal words?[ \t*_]*:[ \t*_]*(.+)$"),
          "replacements": re.compile(r"(?im)^[ \t*_>-]*replacements?[ \t*_]*:[ \t*_]*(.+)$")}
@@ -27,6 +27,10 @@ class ChainOfThought(StrategyMethod):
     strategy = "cot"
     main_prompt = "cot"
     answer_room = 256  # the causal words and replacements written before the revision
+    presets = {"paper": Preset(
+        "the paper's CoT baseline after Li et al. 2023: one demonstration with causal words and "
+        "replacements; for NLI one premise shown rewritten towards both other relations",
+        params=dict(PAPER_DEMO_PARAMS))}
 
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)

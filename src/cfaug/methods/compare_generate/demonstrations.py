@@ -14,6 +14,12 @@ the rewritten text of the edited field. They come from
 Every pair is used in both directions. For an item, demonstrations going the same way (same current and
 target label) are preferred, and any demonstration whose original or rewrite is the item's own text is
 left out. :class:`DemoPool` then picks ``k`` of them by a seeded draw or by embedding similarity.
+
+With ``group=True`` (``demo_group``, the paper's NLI demonstration after Li et al. 2023) a demonstration is
+an original shown once with its rewrites towards every other label the pool holds for it: for a CAD-SNLI
+premise revised towards both other relations, one premise with two targets. Originals with a rewrite
+towards every other label are preferred, then those with a rewrite towards the item's target; ``k``
+counts originals.
 """
 
 from __future__ import annotations
@@ -81,6 +87,16 @@ class Demo:
             "causal_text": ", ".join(f'"{a}"' for a in causal) or "(none: words are only added)",
             "replacements_text": "; ".join(_describe_edit(a, b) for a, b in edits) or "(none)",
         }
+
+
+def group_view(demos: Sequence[Demo], task: Task) -> dict[str, Any]:
+    """What a template sees for a demonstration group (rewrites of one original): the first demonstration's
+    view plus ``rewrites``, the view of each rewrite (``target``, ``revised``, ``causal_text``...). A
+    single demonstration is a group of one, so the default templates, which read ``revised`` and ``target``,
+    see what they saw before."""
+    view = demos[0].view(task)
+    view["rewrites"] = [d.view(task) for d in demos]
+    return view
 
 
 def _describe_edit(old: str, new: str) -> str:
@@ -244,18 +260,23 @@ class DemoPool:
     ``selection="seeded"``: a random draw seeded by the item (the same item always gets the same
     demonstrations, whatever the batching or order). ``selection="similar"``: the ``k`` whose original is
     closest to the item's text by sentence-embedding cosine (``encoder``: a loaded
-    :class:`~cfaug.judges.SentenceEncoder`); :meth:`index` embeds the items up front.
+    :class:`~cfaug.judges.SentenceEncoder`); :meth:`index` embeds the items up front. ``group=True``:
+    :meth:`select_groups` picks ``k`` originals, each with all its rewrites (see the module docstring).
     """
 
     def __init__(self, demos: Sequence[Demo], task: Task, k: int, selection: str = "seeded", *,
-                 source: str = "built-in", encoder: Any = None) -> None:
+                 source: str = "built-in", encoder: Any = None, group: bool = False) -> None:
         check_selection(selection, k)
         if selection == "similar" and encoder is None:
             raise ValueError("selection='similar' needs a sentence encoder")
         self.demos = list(demos)
         self.task, self.k, self.selection, self.source, self.encoder = task, k, selection, source, encoder
+        self.group = group
         self._demo_vectors: np.ndarray | None = None
         self._item_vectors: dict[str, np.ndarray] = {}
+        #: demonstration indices by original (same fields, edited role and label), one per target, in the
+        #: task's label order; the first index stands for the group when drawing
+        self._groups: list[list[int]] = _group(self.demos, task) if group else []
 
     def index(self, records: Sequence[Record]) -> None:
         """Embed the demonstrations and the items' texts in batches (``similar`` selection only)."""
@@ -287,6 +308,47 @@ class DemoPool:
             chosen += self._pick(tier, self.k - len(chosen), item, seed)
         return [self.demos[i] for i in chosen]
 
+    def select_groups(self, item: WorkItem, seed: int) -> list[list[Demo]]:
+        """The demonstrations for ``item`` as groups: ``k`` originals with all their rewrites (``group``),
+        or the ``k`` of :meth:`select`, each a group of one. Originals rewritten towards every other label
+        come first (the paper's format), then the others; within each, those with a rewrite towards the
+        item's target (the item's label first), then the rest. Never one holding the item's own text."""
+        if not self.group:
+            return [[d] for d in self.select(item, seed)]
+        role = self.task.edit_roles[0]
+        own = item.record.fields[role].strip()
+        others = len(self.task.label_space.labels) - 1
+        usable = [g for g in self._groups
+                  if all(self.demos[i].original.strip() != own and self.demos[i].revised.strip() != own for i in g)]
+
+        def targets(g: list[int]) -> set[str]:
+            return {self.demos[i].target for i in g}
+
+        def same_source(g: list[int]) -> bool:
+            return self.demos[g[0]].source_label == item.record.label
+
+        def full(g: list[int]) -> bool:
+            return len(g) >= others
+
+        def has_target(g: list[int]) -> bool:
+            return item.target in targets(g)
+
+        tiers = [
+            [g for g in usable if full(g) and has_target(g) and same_source(g)],
+            [g for g in usable if full(g) and has_target(g) and not same_source(g)],
+            [g for g in usable if full(g) and not has_target(g)],
+            [g for g in usable if not full(g) and has_target(g) and same_source(g)],
+            [g for g in usable if not full(g) and has_target(g) and not same_source(g)],
+            [g for g in usable if not full(g) and not has_target(g)],
+        ]
+        by_first = {g[0]: g for g in usable}
+        chosen: list[int] = []
+        for tier in tiers:
+            if len(chosen) >= self.k:
+                break
+            chosen += self._pick([g[0] for g in tier], self.k - len(chosen), item, seed)
+        return [[self.demos[i] for i in by_first[first]] for first in chosen]
+
     def _pick(self, pool: list[int], n: int, item: WorkItem, seed: int) -> list[int]:
         if n <= 0 or not pool:
             return []
@@ -303,4 +365,16 @@ class DemoPool:
 
     def describe(self) -> dict[str, Any]:
         return {"source": self.source, "count": len(self.demos), "per_item": self.k, "selection": self.selection,
+                **({"grouped": True, "originals": len(self._groups)} if self.group else {}),
                 **({"encoder": self.encoder.describe()} if self.encoder is not None else {})}
+
+
+def _group(demos: Sequence[Demo], task: Task) -> list[list[int]]:
+    """Indices of ``demos`` grouped by original (all fields, edited role, label), one per target (the
+    first met), each group in the task's label order; groups in order of first appearance."""
+    order = {lab: n for n, lab in enumerate(task.label_space.labels)}
+    groups: dict[tuple[Any, ...], dict[str, int]] = {}
+    for i, d in enumerate(demos):
+        key = (tuple(sorted((k, v.strip()) for k, v in d.fields.items())), d.role, d.source_label)
+        groups.setdefault(key, {}).setdefault(d.target, i)
+    return [sorted(g.values(), key=lambda i: (order.get(demos[i].target, len(order)), i)) for g in groups.values()]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS
-from cfaug.methods.compare_generate.strategy import StrategyMethod
+from cfaug.methods.base import METHODS, Preset
+from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, StrategyMethod
 
 
 @METHODS.register("few-shot.v1", "LLM, few-shot baseline: worked example rewrites (from your pairs or built-in), "
@@ -20,6 +20,10 @@ class FewShot(StrategyMethod):
     name = "few-shot.v1"
     strategy = "few-shot"
     main_prompt = "few-shot"
+    presets = {"paper": Preset(
+        "the paper's few-shot baseline after Li et al. 2023: one demonstration; for NLI one premise shown "
+        "rewritten towards both other relations",
+        params=dict(PAPER_DEMO_PARAMS))}
 
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)

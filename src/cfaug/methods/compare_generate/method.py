@@ -10,7 +10,9 @@
    better, it becomes the best and the old best is its partner in the next comparison; otherwise it is
    the partner.
 3. The loop stops once ``patience`` (I_r, default 5) steps in a row brought no improvement, or after
-   ``max_steps`` (I_m, default 10) steps, and returns the best candidate (the earliest among equals).
+   ``max_steps`` (I_m, default 10) steps, and returns the best candidate (the earliest among equals;
+   with ``ties=latest``, as in the paper's Algorithm 1, an equal score is an improvement and the latest
+   among equals is the best).
 
 Every candidate of every step is kept in ``meta["trajectory"]`` (step, text, alignment, relevance,
 score, aligned, the judge's label or error), with ``best`` (its index), ``steps`` and ``stop`` (why it
@@ -25,9 +27,9 @@ from typing import Any
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS
+from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate
-from cfaug.methods.compare_generate.search import SearchConfig, SearchStrategy, check_positive
+from cfaug.methods.compare_generate.search import PAPER_SEARCH_PARAMS, SearchConfig, SearchStrategy, check_positive
 
 
 @METHODS.register("compare-generate.v1", "LLM, Compare&Generate: refine by comparing two scored candidates "
@@ -37,6 +39,10 @@ class CompareGenerate(SearchStrategy):
     strategy = "compare-generate"
     main_prompt = "compare-generate"
     answer_room = 512  # the analysis written before the new candidate
+    presets = {"paper": Preset(
+        "the paper's Algorithm 1: few-shot start (one demonstration), I_m 10, I_r 5, alpha 0.1, an equal score "
+        "counts as an improvement, the best returned even unaligned, style scored by counting informal expressions",
+        params={**PAPER_SEARCH_PARAMS, "max_steps": 10, "patience": 5})}
 
     @dataclass
     class Config(SearchConfig):

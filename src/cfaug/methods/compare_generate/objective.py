@@ -16,7 +16,13 @@ For style transfer the objective is a score to **maximise**::
 ``style`` is the judge's style score (1 to 5: how strongly the candidate shows the target style) and
 ``similarity`` the closeness to the original: sentence-embedding cosine (the default for style), or
 1 - the token or character distance above (at least 0). A candidate counts as *aligned* when its style
-score reaches ``style_threshold``.
+score reaches ``style_threshold``. With ``style_score="count"`` (the paper's informality score) ``style`` is
+instead the number of expressions of the target style the judge counted (0, 1, 2...), unbounded, and a
+candidate counts as aligned when it has at least one (the paper sets no threshold).
+
+Among equal scores the earliest candidate is the best (``ties="earliest"``: an equal score is no
+improvement), or the latest (``ties="latest"``: an equal score counts as an improvement, as the paper's
+Algorithm 1 compares with ``<=``).
 
 When the judge could not answer, the candidate gets the worst alignment (1, or the lowest style score),
 and the failure is kept with it.
@@ -34,6 +40,10 @@ from cfaug.config import ConfigError
 
 RELEVANCE_KINDS = ("auto", "token", "char", "embedding")
 STYLE_RANGE = (1.0, 5.0)
+#: how the style judge scores a candidate: a 1-to-5 rating, or a count of target-style expressions
+STYLE_SCORES = ("scale", "count")
+#: which candidate wins among equal scores
+TIES = ("earliest", "latest")
 
 
 @dataclass(frozen=True)
@@ -85,11 +95,18 @@ class Objective:
     :class:`~cfaug.judges.SentenceEncoder`) is needed for ``relevance="embedding"``."""
 
     def __init__(self, task: Task, alpha: float = 0.1, relevance: str = "auto", *, encoder: Any = None,
-                 style_threshold: float = 4.0) -> None:
+                 style_threshold: float = 4.0, ties: str = "earliest", style_score: str = "scale") -> None:
         if relevance not in RELEVANCE_KINDS:
             raise ConfigError(f"relevance must be one of {', '.join(RELEVANCE_KINDS)}, got {relevance!r}")
         if not alpha >= 0:
             raise ConfigError(f"alpha must be 0 or more, got {alpha}")
+        if ties not in TIES:
+            raise ConfigError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+        if style_score not in STYLE_SCORES:
+            raise ConfigError(f"style_score must be one of {', '.join(STYLE_SCORES)}, got {style_score!r}")
+        self.ties = ties
+        #: the style term is a count of target-style expressions (style task with ``style_score="count"``)
+        self.counts = task.scored and style_score == "count"
         self.task = task
         self.maximise = task.scored
         self.alpha = float(alpha)
@@ -98,7 +115,7 @@ class Objective:
             raise ValueError("relevance='embedding' needs a sentence encoder")
         self.encoder = encoder
         lo, hi = STYLE_RANGE
-        if self.maximise and not lo <= style_threshold <= hi:
+        if self.maximise and not self.counts and not lo <= style_threshold <= hi:
             raise ConfigError(f"style_threshold must be within {lo:g} to {hi:g}, got {style_threshold}")
         self.style_threshold = float(style_threshold)
 
@@ -126,6 +143,9 @@ class Objective:
 
     def alignment(self, judgement: Judgement, target: str) -> tuple[float, bool]:
         """(alignment term, aligned?) for a judgement."""
+        if self.counts:
+            count = judgement.style if judgement.style is not None else 0.0
+            return float(count), count >= 1
         if self.maximise:
             style = judgement.style if judgement.style is not None else STYLE_RANGE[0]
             return float(style), style >= self.style_threshold
@@ -141,13 +161,19 @@ class Objective:
 
     # -- comparing -----------------------------------------------------------------------------------
     def better(self, a: Candidate, b: Candidate) -> bool:
-        """Is ``a`` strictly better than ``b``? (Equal scores are not an improvement.)"""
+        """Does ``a`` beat ``b``? A better score does; among equal scores the one made first
+        (``ties="earliest"``, the default: an equal score is no improvement) or last (``"latest"``: an equal
+        score is an improvement)."""
         if _same(a.score, b.score):
-            return False
+            return a.index > b.index if self.ties == "latest" else a.index < b.index
         return a.score > b.score if self.maximise else a.score < b.score
 
+    def rank(self, c: Candidate) -> tuple[float, int]:
+        """A sort key from the worst candidate to the best (equal scores ordered by ``ties``)."""
+        return (c.score if self.maximise else -c.score, c.index if self.ties == "latest" else -c.index)
+
     def best(self, candidates: list[Candidate]) -> Candidate:
-        """The best candidate; among equal scores the earliest."""
+        """The best candidate; among equal scores the earliest (``ties="latest"``: the latest)."""
         top = candidates[0]
         for c in candidates[1:]:
             if self.better(c, top):
@@ -173,9 +199,13 @@ class Objective:
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"direction": "maximise" if self.maximise else "minimise", "alpha": self.alpha,
                                "relevance": self.kind}
-        if self.maximise:
+        if self.counts:
+            out["style_score"] = "count"
+        elif self.maximise:
             out["style_threshold"] = self.style_threshold
             out["style_range"] = list(STYLE_RANGE)
+        if self.ties != "earliest":
+            out["ties"] = self.ties
         if self.encoder is not None:
             out["encoder"] = self.encoder.describe()
         return out

@@ -15,9 +15,9 @@ from typing import Any
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.methods.base import METHODS
+from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate, Objective
-from cfaug.methods.compare_generate.search import SearchConfig, SearchStrategy, check_positive
+from cfaug.methods.compare_generate.search import PAPER_SEARCH_PARAMS, SearchConfig, SearchStrategy, check_positive
 
 
 @METHODS.register("opro.v1", "LLM, OPRO baseline: earlier candidates with their scores, ask for a better one "
@@ -26,6 +26,10 @@ class OPRO(SearchStrategy):
     name = "opro.v1"
     strategy = "opro"
     main_prompt = "opro"
+    presets = {"paper": Preset(
+        "the paper's OPRO baseline: 10 steps from its few-shot start (one demonstration), the C&G objective with "
+        "alpha 0.1, equal scores to the latest, the best returned even unaligned, style scored by counting",
+        params={**PAPER_SEARCH_PARAMS, "steps": 10})}
 
     @dataclass
     class Config(SearchConfig):
@@ -61,9 +65,10 @@ class OPRO(SearchStrategy):
 
 
 def solutions(candidates: list[Candidate], objective: Objective, history: int) -> list[Candidate]:
-    """Distinct candidates (by text, the first of each), the ``history`` best, ordered worst to best."""
+    """Distinct candidates (by text, the first of each), the ``history`` best, ordered worst to best (equal
+    scores ordered by the objective's ``ties``)."""
     seen: dict[str, Candidate] = {}
     for c in candidates:
         seen.setdefault(c.text, c)
-    ranked = sorted(seen.values(), key=lambda c: (c.score if objective.maximise else -c.score, -c.index))
+    ranked = sorted(seen.values(), key=objective.rank)
     return ranked[-history:]

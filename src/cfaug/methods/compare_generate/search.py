@@ -20,11 +20,18 @@ from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.llm.errors import UnparsedAnswer
 from cfaug.methods.llm_method import Answer
-from cfaug.config import ConfigError
+from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
-from cfaug.methods.compare_generate.objective import Candidate, Objective
-from cfaug.methods.compare_generate.strategy import ItemContext, StrategyConfig, StrategyMethod
+from cfaug.methods.compare_generate.objective import STYLE_SCORES, TIES, Candidate, Objective
+from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
+
+
+#: the ``paper`` preset's search settings (Compare&Generate's appendix and Algorithm 1): the few-shot start of
+#: the paper, alpha 0.1, the best candidate returned whether or not it is aligned, an equal score counted as an
+#: improvement, and the style term a count of style expressions
+PAPER_SEARCH_PARAMS: dict[str, Any] = {**PAPER_DEMO_PARAMS, "alpha": 0.1, "require_alignment": False,
+                                       "ties": "latest", "style_score": "count"}
 
 
 @dataclass
@@ -49,6 +56,12 @@ class SearchConfig(StrategyConfig):
     style_threshold: float = 4.0
     init_temperature: float = 0.7
     require_alignment: bool = True
+    ties: str = param("earliest", "which candidate is the best among equal scores: earliest (an equal score is no "
+                      "improvement) or latest (an equal score replaces the best, as in the paper's Algorithm 1)",
+                      choices=TIES)
+    style_score: str = param("scale", "style task: scale (the judge rates the target style from 1 to 5; aligned "
+                             "from style_threshold) or count (the judge counts expressions of the target style, the "
+                             "paper's informality score; aligned from one; needs judge=llm)", choices=STYLE_SCORES)
 
 
 class SearchStrategy(StrategyMethod):
@@ -67,10 +80,13 @@ class SearchStrategy(StrategyMethod):
         facts = super().prepare(records, task, ctx)
         c = self.config
         wants_embedding = Objective.relevance_kind(task, c.relevance) == "embedding"
-        self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold,
-                                   encoder=self.encoder() if wants_embedding else None)
+        self.objective = Objective(task, c.alpha, c.relevance, style_threshold=c.style_threshold, ties=c.ties,
+                                   style_score=c.style_score, encoder=self.encoder() if wants_embedding else None)
         self.judge = build_judge(c.judge, self, task, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,
                                  seed=self.seed, device=ctx.device)
+        if self.objective.counts and not isinstance(self.judge, LLMJudge):
+            raise ConfigError("style_score=count needs judge=llm: a local classifier gives a probability, not a count "
+                              "of style expressions")
         if isinstance(self.judge, LLMJudge):
             p = self.judge.prompt
             facts["prompts"][p.name] = {"path": p.path, "sha256": p.sha256}
@@ -87,13 +103,13 @@ class SearchStrategy(StrategyMethod):
 
     async def initial(self, ctx: ItemContext) -> list[Answer | str]:
         """The two initial candidates: answers to the few-shot prompt, samples 0 and 1."""
-        prompt = self.named_prompt(f"few-shot-{ctx.task.name}")
+        prompt = self.named_prompt(self.prompt_name("few-shot", ctx.task))
         return await self.gather(*(self.try_rewrite(ctx, prompt, sample=s, room=0,
                                                     temperature=self.config.init_temperature) for s in (0, 1)))
 
     async def resample(self, ctx: ItemContext, step: int) -> Answer | str:
         """A further few-shot sample, used while fewer than two readable candidates exist."""
-        prompt = self.named_prompt(f"few-shot-{ctx.task.name}")
+        prompt = self.named_prompt(self.prompt_name("few-shot", ctx.task))
         return await self.try_rewrite(ctx, prompt, sample=step + 1, room=0, temperature=self.config.init_temperature)
 
     async def score(self, ctx: ItemContext, text: str, *, step: int, index: int) -> Candidate:

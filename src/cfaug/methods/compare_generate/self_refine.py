@@ -6,6 +6,12 @@ and then to edit the original again using that feedback (``self-refine-<task>``)
 returned; every revision and feedback is kept in ``meta["trajectory"]``. There is no judge and no score:
 when a feedback or refinement answer is unreadable, the rounds end and the last readable revision is
 returned. Requests per item: 1 + 2 x rounds.
+
+cfaug's feedback and refinement prompts ask for as small an edit as possible (and the feedback points out
+edits that were not needed), which keeps the revisions close to the original. ``prompt_set=paper`` (the
+``paper`` preset) uses ``self-refine-feedback-<task>-paper`` and ``self-refine-<task>-paper`` instead:
+they only ask why the revision is not clearly of the target label and for a revision that clearly is, as
+the paper's Self-Refine baseline does, so the revisions may drift and grow as the paper reports.
 """
 
 from __future__ import annotations
@@ -16,9 +22,9 @@ from typing import Any
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
-from cfaug.methods.base import METHODS
+from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.search import check_positive
-from cfaug.methods.compare_generate.strategy import ItemContext, StrategyConfig, StrategyMethod
+from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
 
 #: answer tokens for a feedback
 FEEDBACK_TOKENS = 256
@@ -31,6 +37,10 @@ class SelfRefine(StrategyMethod):
     strategy = "self-refine"
     main_prompt = "self-refine"
     other_prompts = ("few-shot", "self-refine-feedback")
+    presets = {"paper": Preset(
+        "the paper's Self-Refine baseline: few-shot start (one demonstration), 4 rounds, feedback and refinement "
+        "prompts without the minimal-edit instructions",
+        params={**PAPER_DEMO_PARAMS, "rounds": 4})}
 
     @dataclass
     class Config(StrategyConfig):
@@ -44,11 +54,11 @@ class SelfRefine(StrategyMethod):
 
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)
-        first = await self.rewrite(ctx, self.named_prompt(f"few-shot-{task.name}"))
+        first = await self.rewrite(ctx, self.named_prompt(self.prompt_name("few-shot", task)))
         text = first.value
         trajectory: list[dict[str, Any]] = [{"round": 0, "text": text}]
         refine = self.main(task)
-        feedback_prompt = self.named_prompt(f"self-refine-feedback-{task.name}")
+        feedback_prompt = self.named_prompt(self.prompt_name("self-refine-feedback", task))
         for r in range(1, self.config.rounds + 1):
             feedback = await self._feedback(ctx, feedback_prompt, text, r)
             if not isinstance(feedback, str):

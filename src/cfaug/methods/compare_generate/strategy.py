@@ -18,12 +18,23 @@ from cfaug.training.context import StageContext
 from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.llm.templates import Prompt, load_prompt
-from cfaug.config import ConfigError
+from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
 from cfaug.methods.compare_generate.demonstrations import (Demo, DemoPool, builtin_demos, check_selection,
-                                                           load_demos)
+                                                           group_view, load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
+
+
+#: ``prompt_set`` values
+PROMPT_SETS = ("default", "paper")
+#: the ``paper`` preset's demonstration settings (few-shot and CoT after Li et al. 2023, as the paper does):
+#: one demonstration, an NLI one showing its premise rewritten towards both other relations
+PAPER_DEMO_PARAMS: dict[str, Any] = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}
+#: prompt prefixes with a ``-paper`` variant for every task (``prompt_set=paper``)
+PAPER_VARIANTS = frozenset({"few-shot", "cot", "self-refine", "self-refine-feedback"})
+#: prompt prefixes whose style prompt has a ``-count`` variant (``style_score=count``)
+COUNT_VARIANTS = frozenset({"compare-generate", "opro", "judge"})
 
 
 @dataclass
@@ -43,6 +54,12 @@ class StrategyConfig(LLMConfig):
     demo_selection: str = "seeded"
     n_demos: int = 2
     encoder: str | None = None
+    demo_group: bool = param(False, "show each demonstration original once with its rewrites towards every other "
+                             "label the pool holds for it (the paper's NLI example: one premise, two targets); "
+                             "n_demos then counts originals; needs prompt_set=paper")
+    prompt_set: str = param("default", "default: cfaug's prompts; paper: the variants laid out after the paper's "
+                            "appendix templates (few-shot and CoT read grouped demonstrations; Self-Refine's feedback "
+                            "and refinement without the minimal-edit instructions)", choices=PROMPT_SETS)
 
 
 class UsageTally:
@@ -118,6 +135,11 @@ class StrategyMethod(LLMMethod):
         check_selection(c.demo_selection, c.n_demos)
         if c.demos_revised and not c.demos:
             raise ConfigError("demos_revised needs demos=PATH (the file of originals)")
+        if c.prompt_set not in PROMPT_SETS:
+            raise ConfigError(f"prompt_set must be one of {', '.join(PROMPT_SETS)}, got {c.prompt_set!r}")
+        if c.demo_group and c.prompt_set != "paper":
+            raise ConfigError("demo_group needs prompt_set=paper (the default prompts show one rewrite per "
+                              "demonstration)")
         self.pool: DemoPool | None = None
         self._encoder: Any = None
         self._task: Task | None = None
@@ -126,7 +148,7 @@ class StrategyMethod(LLMMethod):
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)
         self._task = task
-        prompts = [self.main(task)] + [self.named_prompt(f"{p}-{task.name}") for p in self.other_prompts]
+        prompts = [self.main(task)] + [self.named_prompt(self.prompt_name(p, task)) for p in self.other_prompts]
         facts["prompts"] = {p.name: {"path": p.path, "sha256": p.sha256} for p in prompts}
         c = self.config
         if c.demos:
@@ -135,7 +157,8 @@ class StrategyMethod(LLMMethod):
         else:
             demos, source = builtin_demos(task), "built-in"
         encoder = self.encoder() if c.demo_selection == "similar" else None
-        self.pool = DemoPool(demos, task, c.n_demos, c.demo_selection, source=source, encoder=encoder)
+        self.pool = DemoPool(demos, task, c.n_demos, c.demo_selection, source=source, encoder=encoder,
+                             group=c.demo_group)
         self.pool.index(records)
         facts["demonstrations"] = self.pool.describe()
         return facts
@@ -158,17 +181,30 @@ class StrategyMethod(LLMMethod):
             self._prompts[name] = load_prompt(name)
         return self._prompts[name]
 
+    def prompt_name(self, prefix: str, task: Task) -> str:
+        """The built-in prompt ``<prefix>-<task>`` of the configured set: with a ``-count`` suffix for a
+        style prompt in :data:`COUNT_VARIANTS` under ``style_score=count``, and a ``-paper`` suffix for a
+        prompt in :data:`PAPER_VARIANTS` under ``prompt_set=paper``."""
+        name = f"{prefix}-{task.name}"
+        if task.scored and prefix in COUNT_VARIANTS and getattr(self.config, "style_score", "scale") == "count":
+            name += "-count"
+        if self.config.prompt_set == "paper" and prefix in PAPER_VARIANTS:
+            name += "-paper"
+        return name
+
     def main(self, task: Task) -> Prompt:
-        """The strategy's main prompt: ``prompt`` if set, else ``<main_prompt>-<task>``."""
-        return self.prompt(f"{self.main_prompt}-{task.name}")
+        """The strategy's main prompt: ``prompt`` if set, else ``<main_prompt>-<task>`` (see
+        :meth:`prompt_name`)."""
+        return self.prompt(self.prompt_name(self.main_prompt, task))
 
     # -- per item ------------------------------------------------------------------------------------
     def context(self, item: WorkItem, task: Task) -> ItemContext:
         seed = self.item_seed(item) % (2 ** 31)
         assert self.pool is not None, "prepare() must run before generation"
-        demos = self.pool.select(item, seed)
+        groups = self.pool.select_groups(item, seed)
+        demos = [d for g in groups for d in g]
         variables = task_variables(item, task)
-        variables["demos"] = [d.view(task) for d in demos]
+        variables["demos"] = [group_view(g, task) for g in groups]
         role = variables["edit_role"]
         return ItemContext(item, task, role, item.record.fields[role], seed, demos, variables)
 
