@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from cfaug.evaluate.content import bertscore, embedding_cosine, greedy_match
-from cfaug.evaluate.token_embeddings import TokenEncoder
+from cfaug.judges.token_embeddings import TokenEncoder
 
 
 def test_greedy_match_hand_computed():

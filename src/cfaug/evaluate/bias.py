@@ -194,7 +194,7 @@ class MaskedLMScorer:
         self._torch = torch
 
     def describe(self) -> dict[str, Any]:
-        from cfaug.evaluate.token_embeddings import weights_hash
+        from cfaug.judges.models import weights_hash
 
         return {"model": str(self.path), "weights_sha256": weights_hash(self.path)}
 

