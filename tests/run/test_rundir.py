@@ -34,6 +34,26 @@ def test_a_different_config_is_refused_with_what_differs(tmp_path):
     assert rd.read_json("config.json") == CONFIG and list(rd.finished()) == ["a"]
 
 
+def test_a_parameter_added_since_the_run_agrees_when_it_holds_its_default(tmp_path):
+    rd = RunDir(tmp_path)
+    rd.open(CONFIG)
+    with rd.appender() as out:
+        out.append(line("a"))
+    newer = {**CONFIG, "params": {**CONFIG["params"], "rm_terms": "until-flip"}}
+    defaults = {"min_similarity": 0.0, "folds": 5, "rm_terms": "until-flip"}
+    rd.open(newer, param_defaults=defaults)  # the old run used what the new parameter's default does
+    assert rd.read_json("config.json") == newer and list(rd.finished()) == ["a"]
+    other = tmp_path / "other"
+    rd2 = RunDir(other)
+    rd2.open(CONFIG)
+    with rd2.appender() as out:
+        out.append(line("a"))
+    with pytest.raises(RunDirError, match=r"differs in: params.rm_terms\)"):
+        rd2.open({**CONFIG, "params": {**CONFIG["params"], "rm_terms": "top-per-sentence"}}, param_defaults=defaults)
+    with pytest.raises(RunDirError, match=r"differs in: params.rm_terms\)"):  # no defaults known: refused
+        rd2.open(newer)
+
+
 def test_overwrite_starts_again(tmp_path):
     rd = RunDir(tmp_path)
     rd.open(CONFIG)

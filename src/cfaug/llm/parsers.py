@@ -205,40 +205,64 @@ class Text(Parser):
 _NUMBER = r"[-+]?\d+(?:\.\d+)?"
 
 
+def one_number(answer: str, tag: str, patterns: Sequence[str] = ()) -> str:
+    """The number an answer gives: inside ``<tag>...</tag>`` when present, the whole answer when it is just
+    a number, the first match of one of ``patterns`` (regular expressions with the number as group 1), or
+    the only number in the answer. Raises :class:`ParseError` when there is none or several."""
+    text = (answer or "").strip()
+    m = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.S | re.I)
+    if m:
+        text = m.group(1).strip()
+    bare = clean_text(text).strip(" .!:;")
+    if re.fullmatch(_NUMBER, bare):
+        return bare
+    for pattern in patterns:
+        m = re.search(pattern, text, re.I)
+        if m:
+            return m.group(1)
+    numbers = set(re.findall(_NUMBER, text))
+    if len(numbers) == 1:
+        return numbers.pop()
+    if not numbers:
+        raise ParseError(f"no number in the answer: {text[:80]!r}")
+    raise ParseError(f"the answer holds several numbers ({', '.join(sorted(numbers))})")
+
+
 class Score(Parser):
     """A number from ``low`` to ``high`` (context; default 1 to 5). Accepts ``<score>x</score>``, an answer
     that is just a number, ``x/5`` or ``x out of 5``, a number after the word ``score``, or an answer with
     exactly one number. A number outside the range is an error, not clipped."""
 
     name = "score"
+    patterns = (rf"({_NUMBER})\s*(?:/|out of)\s*\d+", rf"score\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})")
 
     def __call__(self, answer: str, *, low: float = 1.0, high: float = 5.0, **context: Any) -> float:
-        text = (answer or "").strip()
-        m = re.search(r"<score>(.*?)</score>", text, re.S | re.I)
-        if m:
-            text = m.group(1).strip()
-        bare = clean_text(text).strip(" .!:;")
-        if re.fullmatch(_NUMBER, bare):
-            return self._in_range(float(bare), low, high)
-        for pattern in (rf"({_NUMBER})\s*(?:/|out of)\s*\d+", rf"score\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})"):
-            m = re.search(pattern, text, re.I)
-            if m:
-                return self._in_range(float(m.group(1)), low, high)
-        numbers = set(re.findall(_NUMBER, text))
-        if len(numbers) == 1:
-            return self._in_range(float(numbers.pop()), low, high)
-        if not numbers:
-            raise ParseError(f"no number in the answer: {text[:80]!r}")
-        raise ParseError(f"the answer holds several numbers ({', '.join(sorted(numbers))})")
-
-    @staticmethod
-    def _in_range(value: float, low: float, high: float) -> float:
+        value = float(one_number(answer, "score", self.patterns))
         if not low <= value <= high:
             raise ParseError(f"the score {value:g} is outside {low:g} to {high:g}")
         return value
 
     def reminder(self, *, low: float = 1.0, high: float = 5.0, **context: Any) -> str:
         return f"Answer with one number from {low:g} to {high:g} only, between <score> and </score>."
+
+
+class Count(Parser):
+    """A natural number (0, 1, 2...): ``<count>n</count>``, an answer that is just the number, a number
+    after ``count``, ``score`` or ``number``, or an answer with exactly one number. A negative or
+    fractional number is an error."""
+
+    name = "count"
+    patterns = (rf"(?:count|score|number)\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})",)
+
+    def __call__(self, answer: str, **context: Any) -> int:
+        number = one_number(answer, "count", self.patterns)
+        value = float(number)
+        if value < 0 or not value.is_integer():
+            raise ParseError(f"the count {number} is not a whole number of 0 or more")
+        return int(value)
+
+    def reminder(self, **context: Any) -> str:
+        return "Answer with one whole number (0, 1, 2, ...) only, between <count> and </count>."
 
 
 class SemanticTriples(Parser):
@@ -282,7 +306,7 @@ class SemanticTriples(Parser):
                 "subject | predicate | object")
 
 
-for _parser in (Text(), RevisedText(), Label(), Triples(), Score(), SemanticTriples()):
+for _parser in (Text(), RevisedText(), Label(), Triples(), Score(), Count(), SemanticTriples()):
     PARSERS.register(f"{_parser.name}.v1", (type(_parser).__doc__ or "").strip().splitlines()[0])(_parser)
 
 

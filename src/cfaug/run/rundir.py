@@ -32,17 +32,23 @@ class RunDir:
         self.path = Path(path)
 
     # -- config ------------------------------------------------------------------------------------------
-    def open(self, config: dict[str, Any], *, overwrite: bool = False) -> None:
+    def open(self, config: dict[str, Any], *, overwrite: bool = False,
+             param_defaults: dict[str, Any] | None = None) -> None:
         """Create the directory or check that an existing one was made by the same config.
 
         A directory whose run finished no item yet (e.g. it stopped on a bad model path) holds nothing
-        worth protecting and is started again with the new config."""
+        worth protecting and is started again with the new config. ``param_defaults``: the declared
+        defaults of the method's parameters; a parameter the stored config does not name (it was added to
+        the method later) agrees when the new value is its default, which is what the old run used."""
         self.path.mkdir(parents=True, exist_ok=True)
         cfg_file = self.path / "config.json"
         if cfg_file.exists() and not overwrite:
             old = json.loads(cfg_file.read_text(encoding="utf-8"))
             new = json.loads(json.dumps(config))
             if old == new:
+                return
+            if _agrees_with_new_defaults(old, new, json.loads(json.dumps(param_defaults or {}, default=str))):
+                self.write_json("config.json", config)
                 return
             if self.finished():
                 raise RunDirError(
@@ -105,6 +111,17 @@ class RunDir:
             for line in fh:
                 if line.strip():
                     yield json.loads(line)
+
+
+def _agrees_with_new_defaults(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]) -> bool:
+    """Whether ``old`` and ``new`` differ only in method parameters that ``old`` lacks and ``new`` holds
+    at their declared default."""
+    a, b = dict(old.get("params") or {}), dict(new.get("params") or {})
+    added = set(b) - set(a)
+    if not added or any(k not in defaults or b[k] != defaults[k] for k in added):
+        return False
+    a.update({k: b[k] for k in added})
+    return {**old, "params": a} == new
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -167,7 +167,10 @@ class Runner:
         }
         self.config = config
         self.out_schema = data.schema  # the columns as found in this input
-        self.rd.open(config, overwrite=o.overwrite)
+        from cfaug.config import describe_params
+
+        self.rd.open(config, overwrite=o.overwrite,
+                     param_defaults={p.name: p.default for p in describe_params(type(self.method.config))})
         self.rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
         for r in data.rejects[:20]:
             self.log(f"rejected: {r.message()}")

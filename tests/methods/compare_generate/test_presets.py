@@ -17,7 +17,9 @@ from cfaug.llm.errors import ParseError
 from cfaug.llm.templates import PROMPTS
 from cfaug.methods import METHODS, build_method
 from cfaug.methods.compare_generate.demonstrations import DemoPool, load_demos
-from cfaug.methods.compare_generate.judges import COUNT
+from cfaug.llm.parsers import get_parser
+
+COUNT = get_parser("count")
 from cfaug.methods.compare_generate.objective import Judgement, Objective
 from cfaug.methods.compare_generate.opro import solutions
 from cfaug.methods.compare_generate.strategy import COUNT_VARIANTS, PAPER_VARIANTS

@@ -10,7 +10,7 @@ target label (or, for style, how strongly it shows the target style).
 
 A local classifier's style score is ``1 + 4 * P(target style)``, on the same 1 to 5 scale the LLM judge
 uses. With ``style_score=count`` the LLM judge instead counts the expressions of the target style in the
-text (``judge-style-count``, read by :class:`Count`: a natural number), the paper's informality score.
+text (``judge-style-count``, read by the ``count`` parser: a natural number), the paper's informality score.
 
 The judge is recorded in the run manifest and in every counterfactual's ``meta["judge"]``; it is the
 generator's own judge, so evaluate the output with another one.
@@ -19,16 +19,12 @@ generator's own judge, so evaluate the output with another one.
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from dataclasses import dataclass
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cfaug.data.records import Record
 from cfaug.data.tasks import Task
-from cfaug.llm.errors import LLMError, ParseError, UnparsedAnswer
-from cfaug.llm.parsers import Parser, clean_text
+from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.config import ConfigError
 from cfaug.judges.registry import JudgeContext, label_judge_spec, register_judge
 from cfaug.registry import spec_name
@@ -41,52 +37,9 @@ if TYPE_CHECKING:
 JUDGE_MAX_TOKENS = 24
 
 
-_NUMBER = r"[-+]?\d+(?:\.\d+)?"
-
-
-class Count(Parser):
-    """A natural number (0, 1, 2...): ``<count>n</count>``, an answer that is just the number, a number
-    after ``count``, ``score`` or ``number``, or an answer with exactly one number. A negative or
-    fractional number is an error."""
-
-    name = "count"
-
-    def __call__(self, answer: str, **context: Any) -> int:
-        text = (answer or "").strip()
-        m = re.search(r"<count>(.*?)</count>", text, re.S | re.I)
-        if m:
-            text = m.group(1).strip()
-        bare = clean_text(text).strip(" .!:;")
-        if re.fullmatch(_NUMBER, bare):
-            return self._natural(bare)
-        m = re.search(rf"(?:count|score|number)\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})", text, re.I)
-        if m:
-            return self._natural(m.group(1))
-        numbers = set(re.findall(_NUMBER, text))
-        if len(numbers) == 1:
-            return self._natural(numbers.pop())
-        if not numbers:
-            raise ParseError(f"no number in the answer: {text[:80]!r}")
-        raise ParseError(f"the answer holds several numbers ({', '.join(sorted(numbers))})")
-
-    @staticmethod
-    def _natural(number: str) -> int:
-        value = float(number)
-        if value < 0 or not value.is_integer():
-            raise ParseError(f"the count {number} is not a whole number of 0 or more")
-        return int(value)
-
-    def reminder(self, **context: Any) -> str:
-        return "Answer with one whole number (0, 1, 2, ...) only, between <count> and </count>."
-
-
-#: the parser of the counting style judge
-COUNT = Count()
-
-
 class LLMJudge:
     """The generating model as judge, with the ``judge-<task>`` prompt (``label`` or ``score`` parser), or
-    ``judge-style-count`` (:class:`Count`) when the method's ``style_score`` is ``count``."""
+    ``judge-style-count`` (``count`` parser) when the method's ``style_score`` is ``count``."""
 
     kind = "llm"
 
@@ -106,16 +59,14 @@ class LLMJudge:
 
     async def judge(self, ctx: ItemContext, fields: dict[str, str]) -> Judgement:
         variables = {**ctx.variables, **fields, "fields": dict(fields), "original": fields[ctx.role]}
-        parser: Parser | None = None
         if self.counts:
             parser_context: dict[str, Any] = {}
-            parser = COUNT
         elif self.task.scored:
             parser_context = {"low": STYLE_RANGE[0], "high": STYLE_RANGE[1]}
         else:
             parser_context = {"labels": list(self.task.label_space.labels)}
         try:
-            answer = await self.method.ask(self.prompt, variables, parser=parser, parser_context=parser_context,
+            answer = await self.method.ask(self.prompt, variables, parser_context=parser_context,
                                            seed=ctx.seed, purpose="judge", max_tokens=JUDGE_MAX_TOKENS,
                                            temperature=0.0)
         except UnparsedAnswer as exc:
