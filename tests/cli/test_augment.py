@@ -184,6 +184,21 @@ def test_config_file_with_flags_overriding_it(tmp_path, sentiment_tsv, tiny_mlm_
     assert {r["meta"]["variant"] for r in read_jsonl(out)} <= {"rm-ct"}
 
 
+def test_a_preset_from_a_config_file_and_its_missing_model(tmp_path, sentiment_tsv, tiny_mlm_dir, capsys):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("preset: paper\nlimit: 4\n")
+    assert augment(sentiment_tsv, "--config", cfg, "-o", tmp_path / "a.jsonl", "--no-progress") == 2
+    assert "preset paper of auto-cad.v1 needs mlm: a masked LM by local path" in capsys.readouterr().err
+    out = tmp_path / "b.jsonl"
+    assert augment(sentiment_tsv, "--config", cfg, "--mlm", tiny_mlm_dir, "-p", "min_moverscore=0", "-o", out,
+                   "--no-progress") == 0
+    manifest = json.loads((tmp_path / "b.jsonl.run" / "manifest.json").read_text())
+    params = json.loads((tmp_path / "b.jsonl.run" / "config.json").read_text())["params"]
+    assert manifest["options"]["preset"] == "paper"
+    assert params["rep_selection"] == "eq1" and params["min_moverscore"] == 0.0  # the flag beats the preset
+    assert {r["meta"]["variant"] for r in read_jsonl(out)} <= {"rm-ct", "rep-ct", "syn"}
+
+
 def test_seed_makes_output_deterministic(tmp_path, sentiment_tsv, fast):
     for name in ("a", "b"):
         assert augment(sentiment_tsv, "--seed", "11", "-o", tmp_path / f"{name}.jsonl", *fast) == 0
