@@ -92,3 +92,17 @@ def test_nothing_to_write_still_gives_the_columns(rows, params):
     out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0}, seed=2)
     assert out.num_rows == 0
     assert out.column_names[:3] == ["Text", "Sentiment", "source_id"] and "meta" in out.column_names
+
+
+def test_a_run_that_stopped_early_says_so_in_its_summary(tmp_path, isolated_llm_cache):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 0}
+    summary, rows = run_augment([{"text": "A great film.", "label": "pos"}], "zero-shot", params={"llm": llm},
+                                run_dir=tmp_path / "run", progress=False)
+    assert rows == [] and summary.complete is False and summary.items_not_done == 1
+    assert summary.stop_reason.startswith("LLMUnavailable") and summary.items_failed == 0
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["complete"] is False

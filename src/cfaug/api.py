@@ -16,7 +16,12 @@ def run_augment(data: Any, method: str | None = None, *, output: str | Path | No
     """Run ``method`` over ``data`` and return (summary, output rows). Keyword arguments are the run
     options (see :class:`~cfaug.run.options.RunOptions`: ``task``, ``target``, ``text_col``, ``params``,
     ``seed``, ``run_dir``, ``engine``, ``workers``, ``device``...); each is checked, and an unknown name or a
-    value out of range raises :class:`~cfaug.config.ConfigError`."""
+    value out of range raises :class:`~cfaug.config.ConfigError`.
+
+    A run that stopped early (LLM server unreachable, budget spent) returns what it has: check
+    ``summary.complete`` (``summary.stop_reason`` says why, ``summary.items_not_done`` how many items are
+    left; running it again with the same ``run_dir`` resumes). An output that cannot be written raises
+    :class:`~cfaug.run.runner.OutputError`, before any work when the location is wrong."""
     if method is not None:
         options["method"] = method
     if "levels" in options and isinstance(options["levels"], (tuple, list)):
@@ -37,8 +42,14 @@ def augment(data: Any, method: str | None = None, **options: Any) -> Any:
     (``task``, ``target``, ``text_col``, ``label_col``, ``run_dir``, ``params``, ``seed``, ``engine``...).
     Rows follow the output contract of :mod:`cfaug.data.contract`; ``meta`` is a JSON string column.
 
+    auto-CAD (the default method) trains its classifier on ``data`` itself, which therefore needs both
+    labels and, for a good classifier, a few hundred rows; for a few rows name labelled data to train it on
+    (``params={"classifier_data": FILE}`` or ``train_data=FILE``).
+
     >>> import cfaug  # doctest: +SKIP
-    >>> ds = cfaug.augment([{"text": "A great, moving film.", "label": "pos"}], params={"min_similarity": 0})  # doctest: +SKIP
+    >>> ds = cfaug.augment("reviews.tsv", text_col="Text", label_col="Sentiment")  # doctest: +SKIP
+    >>> ds = cfaug.augment([{"text": "A great, moving film.", "label": "positive"}],
+    ...                    params={"classifier_data": "reviews.tsv"})  # doctest: +SKIP
     """
     import json
 

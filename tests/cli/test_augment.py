@@ -357,3 +357,10 @@ def test_hub_model_names_are_refused_and_nothing_is_fetched(tmp_path, sentiment_
     assert res.stderr.splitlines()[-1].startswith(f"cfaug: error: {what} '{name}' is not a local folder.")
     assert "does not download models" in res.stderr and "pass the local folder" in res.stderr
     assert not hf_home.exists() or not any(p.is_file() for p in hf_home.rglob("*"))
+
+
+def test_the_exit_codes_are_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["augment", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit codes: 0 success" in text and "2 " in text and "3 stopped early" in text and "130 interrupted" in text

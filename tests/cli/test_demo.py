@@ -47,3 +47,26 @@ def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["counterfactuals"] > 0
     assert (tmp_path / "home" / ".cache" / "cfaug" / "models").is_dir()  # trained into the empty store
+    assert "Loading weights" not in proc.stderr  # transformers' own bar stays silent when cfaug loads a model
+
+
+def test_the_default_output_folder_is_git_ignored():
+    """``cfaug demo`` run in a checkout writes into a folder git does not offer to commit."""
+    import argparse
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    from cfaug.cli.demo import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    out = parser.parse_args(["demo"]).out
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    for path in (f"{out}/counterfactuals.jsonl", f"{out}/run/config.json"):
+        res = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=root)
+        assert res.returncode == 0, f"{path} (what 'cfaug demo' writes) is not git-ignored"

@@ -22,7 +22,8 @@ def test_downstream_table(tmp_path, capsys):
                  "--markdown", str(md)])
     assert code == 0
     table = capsys.readouterr().out
-    assert "| original + cf | 14 | 100.0 ± 0.0 | 100.0 ± 0.0 |" in table
+    assert "| original + cf | 14 | 100.0 | 100.0 |" in table and "± 0.0" not in table
+    assert "every seed (0, 1) gave the same accuracy" in table
     assert md.read_text(encoding="utf-8").strip() == table.strip()
     res = json.loads(out.read_text(encoding="utf-8"))
     assert res["seeds"] == [0, 1] and res["tests"]["o"]["kind"] == "out-of-domain"
@@ -37,3 +38,14 @@ def test_downstream_needs_a_test_set_and_valid_names(tmp_path, capsys):
     assert "NAME=FILE" in capsys.readouterr().err
     assert main(["downstream", "--train", f, "--dev", f, "--in-domain", f"x={f}", "--classifier", "nb"]) == 2
     assert "unknown downstream classifier" in capsys.readouterr().err
+
+
+def test_downstream_on_a_style_task(tmp_path, capsys):
+    formal = [f"{w} would you kindly {v}" for w in ("sir", "madam", "colleague") for v in ("reply", "confirm", "attend")]
+    casual = [t.replace("would you kindly", "pls gonna") for t in formal]
+    rows = [(t, "formal") for t in formal] + [(t, "informal") for t in casual]
+    f = write(tmp_path / "style.tsv", rows)
+    code = main(["downstream", "--task", "style", "--train", f, "--dev", f, "--in-domain", f"t={f}",
+                 "--seeds", "0", "-p", "c_grid=1", "-o", str(tmp_path / "ds.json")])
+    assert code == 0
+    assert "| original | 18 | 100.0 |" in capsys.readouterr().out

@@ -48,3 +48,33 @@ def test_evaluate_errors_are_clear(output_file, tmp_path, capsys):
     assert "does not download" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_evaluate_a_style_transfer_output(tmp_path, capsys):
+    """--task style: targets are style names (default informal, formal; --levels names others)."""
+    rows = [("could you please send the report", "send the report pls", "formal", "informal"),
+            ("gonna grab food, u coming?", "I am going to get lunch; would you like to join me?", "informal", "formal"),
+            ("thanks a lot, mate", "Thank you very much.", "informal", "formal")]
+    f = tmp_path / "style.jsonl"
+    f.write_text("".join(json.dumps({"text": n, "label": t, "original_text": o, "original_label": s,
+                                     "method": "zero-shot.v1", "meta": {"passed": True}}) + "\n"
+                         for o, n, s, t in rows), encoding="utf-8")
+    judge = tmp_path / "judge.csv"
+    judge.write_text("text,label\nsend it pls,informal\nu coming?,informal\nthanks mate,informal\n"
+                     "Please send the report.,formal\nWould you like to join me?,formal\nThank you very much.,formal\n",
+                     encoding="utf-8")
+    assert main(["evaluate", str(f), "--task", "style", "--judge-train", str(judge), "--no-embedding",
+                 "--no-bertscore"]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs_scored"] == 3
+    res = json.loads(f.with_name("style.jsonl.metrics.json").read_text(encoding="utf-8"))
+    assert res["task"] == "style"
+    by = {m["name"]: m for m in res["groups"]["zero-shot.v1"]["metrics"]}
+    assert by["flip_rate"]["n"] == 3
+
+    # other style names
+    g = tmp_path / "tone.jsonl"
+    g.write_text(f.read_text(encoding="utf-8").replace('"formal"', '"polite"').replace('"informal"', '"casual"'),
+                 encoding="utf-8")
+    assert main(["evaluate", str(g), "--task", "style", "--levels", "casual,polite", "--no-embedding",
+                 "--no-bertscore"]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs_scored"] == 3

@@ -286,3 +286,220 @@ def test_output_without_a_known_extension_names_the_output_flag(tmp_path):
 def test_reject_json():
     r = Reject("f.csv", 3, "empty text", {"text": ""})
     assert r.to_json() == {"source": "f.csv", "row": 3, "problem": "empty text", "raw": {"text": ""}}
+
+
+# ------------------------------------------------------------------------------- stray and runaway quotes
+
+
+def _fixture_table(sentiment_tsv):
+    lines = sentiment_tsv.read_text(encoding="utf-8").splitlines()
+    return lines[0].split("\t"), [line.split("\t") for line in lines[1:]]
+
+
+def _write_delimited(path, header, rows, delimiter):
+    """Write rows as the file's author did: cells joined as they are, quoted only by hand."""
+    path.write_text("\n".join(delimiter.join(r) for r in [header, *rows]) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("later", ["no later quote", "later quoted words", "later quoted field"])
+def test_a_stray_quote_in_tsv_is_read_as_text_and_no_row_is_lost(tmp_path, sentiment_tsv, later):
+    header, rows = _fixture_table(sentiment_tsv)
+    rows[8][2] = '"' + rows[8][2]                               # row 9 (line 10): opening quote, never closed
+    if later == "later quoted words":
+        rows[19][2] = 'They said "no" to it. ' + rows[19][2]    # row 20: quotes inside the text
+    elif later == "later quoted field":
+        rows[24][2] = '"' + rows[24][2] + '"'                   # row 25: a properly quoted field
+    f = tmp_path / "stray.tsv"
+    _write_delimited(f, header, rows, "\t")
+    ds = read_dataset(f, sentiment())
+    assert ds.rows_read == 40 and ds.rejects == []
+    assert len(ds.records) == 40
+    by_id = {r.id: r.text() for r in ds.records}
+    assert by_id["r09"] == rows[8][2]                           # the quote is kept: the text is what the file holds
+    assert all(len(t) < 200 for t in by_id.values())            # nothing swallowed the rows after it
+
+
+@pytest.mark.parametrize("later", ["no later quote", "later quoted field"])
+def test_a_stray_quote_in_csv_rejects_that_row_with_its_line_and_reads_the_rest(tmp_path, sentiment_tsv, later):
+    header, rows = _fixture_table(sentiment_tsv)
+    rows = [[i, lab, text.replace(",", ";")] for i, lab, text in rows]
+    rows[8][2] = '"' + rows[8][2]                               # row 9 (line 10)
+    if later == "later quoted field":
+        rows[24][2] = '"' + rows[24][2] + '"'
+    f = tmp_path / "stray.csv"
+    _write_delimited(f, header, rows, ",")
+    ds = read_dataset(f, sentiment())
+    assert ds.rows_read == 40
+    assert len(ds.records) + len(ds.rejects) == 40
+    assert [r.id for r in ds.records] == [r[0] for r in rows if r[0] != "r09"]
+    assert all(len(r.text()) < 200 for r in ds.records)
+    [bad] = ds.rejects
+    assert bad.row == 9 and "line 10" in bad.problem and "quote" in bad.problem
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv"])
+def test_a_stray_quote_closed_by_a_later_stray_quote_does_not_swallow_the_rows_between(tmp_path, sentiment_tsv,
+                                                                                          fmt):
+    header, rows = _fixture_table(sentiment_tsv)
+    rows = [[i, lab, text.replace(",", ";")] for i, lab, text in rows]
+    rows[8][2] = '"' + rows[8][2]                               # row 9 (line 10): opening quote
+    rows[11][2] = rows[11][2] + ' On a 12"'                     # row 12: a quote right before the line end
+    f = tmp_path / f"two.{fmt}"
+    _write_delimited(f, header, rows, "\t" if fmt == "tsv" else ",")
+    ds = read_dataset(f, sentiment())
+    assert ds.rows_read == 40 and len(ds.records) + len(ds.rejects) == 40
+    by_id = {r.id: r.text() for r in ds.records}
+    assert by_id["r12"] == rows[11][2] and by_id["r10"] == rows[9][2]
+    assert all("\n" not in t for t in by_id.values())
+    if fmt == "tsv":
+        assert by_id["r09"] == rows[8][2]
+    else:
+        assert [(r.row, "line 10" in r.problem) for r in ds.rejects] == [(9, True)]
+
+
+def test_quoted_paragraphs_with_commas_still_read(tmp_path):
+    f = tmp_path / "para.csv"
+    f.write_text('id,text,label\n'
+                 'a,Good.,pos\nb,Bad.,neg\nc,Fine.,pos\nd,Dull.,neg\ne,Fun.,pos\n'
+                 'f,"First, a line, with commas.\nThen, another, one.\nAnd, the end, pos",neg\n'
+                 'g,Last.,pos\n', encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    assert ds.rejects == []
+    assert ds.records[5].text() == "First, a line, with commas.\nThen, another, one.\nAnd, the end, pos"
+
+
+def test_a_stray_quote_on_the_last_line(tmp_path):
+    t = tmp_path / "last.tsv"
+    t.write_text('text\tlabel\nGood.\tpos\n"Bad.\tneg\n', encoding="utf-8")
+    assert as_tuples(read_dataset(t, sentiment())) == [("1", "Good.", "positive"), ("2", '"Bad.', "negative")]
+    c = tmp_path / "last.csv"
+    c.write_text('text,label\nGood.,pos\n"Bad.,neg\n', encoding="utf-8")
+    ds = read_dataset(c, sentiment())
+    assert as_tuples(ds) == [("1", "Good.", "positive")]
+    assert ds.rejects[0].row == 2 and "line 3" in ds.rejects[0].problem
+
+
+def test_tsv_quotes_that_do_not_close_a_field_are_kept(tmp_path):
+    f = tmp_path / "said.tsv"
+    f.write_text('text\tlabel\n"Hello," she said, "what a film."\tpos\n"Titanic" is dull.\tneg\n', encoding="utf-8")
+    assert [r.text() for r in read_dataset(f, sentiment()).records] == ['"Hello," she said, "what a film."',
+                                                                        '"Titanic" is dull.']
+
+
+@pytest.mark.parametrize("name", ["o.tsv", "o.csv"])
+def test_written_quotes_tabs_and_newlines_read_back(tmp_path, name):
+    rows = [{"text": t, "label": "pos"} for t in ['Quote " and\nnewline.', "A\ttab, and a comma.", '"Quoted" start.',
+                                                  "Plain."]]
+    write_rows(rows, tmp_path / name)
+    ds = read_dataset(tmp_path / name, sentiment())
+    assert [r.text() for r in ds.records] == [r["text"] for r in rows] and ds.rejects == []
+
+
+# --------------------------------------------------------------------------- undecodable ids and labels
+
+
+def test_undecodable_bytes_in_the_id_or_label_are_a_clean_reject(tmp_path):
+    f = tmp_path / "ids.csv"
+    f.write_bytes(b"id,text,label,note\n"
+                  b"a,Good.,pos,fine\n"
+                  b"b\xe9,Bad.,neg,fine\n"          # row 2: Latin-1 byte in the id
+                  b"c,Dull.,n\xe9g,fine\n"          # row 3: ... in the label
+                  b"d,Fun.,pos,caf\xe9\n")          # row 4: ... in another column: kept, replaced
+    ds = read_dataset(f, sentiment())
+    assert [r.id for r in ds.records] == ["a", "d"]
+    assert {r.row: r.problem for r in ds.rejects} == {2: "undecodable bytes (not UTF-8) in column 'id'",
+                                                      3: "undecodable bytes (not UTF-8) in column 'label'"}
+    assert ds.records[1].meta == {"note": "caf\ufffd"}
+    json.dumps([r.to_json() for r in ds.rejects], ensure_ascii=False).encode("utf-8")
+    for r in ds.records:
+        r.id.encode("utf-8")
+
+
+def test_lone_surrogates_from_json_escapes_are_rejected(tmp_path):
+    f = tmp_path / "esc.jsonl"
+    f.write_text('{"id": "a", "text": "Good.", "label": "pos"}\n'
+                 '{"id": "b\\ud800", "text": "Bad.", "label": "neg"}\n'
+                 '{"id": "c", "text": "Dull \\udce9.", "label": "neg"}\n'
+                 '{"id": "d", "text": "Fun.", "label": "pos\\udfff"}\n'
+                 '{"id": "e", "text": "Fine.", "label": "pos", "x\\ud801": "y\\ud802", "m": {"k": ["\\udc00"]}}\n'
+                 '{"id": "f", "text": "Odd \\ud800.", "label": "pos", "m": {"k": ["\\udc00"]}}\n', encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    assert [r.id for r in ds.records] == ["a", "e"]
+    problems = {r.row: r.problem for r in ds.rejects}
+    assert set(problems) == {2, 3, 4, 6}
+    assert "column 'id'" in problems[2] and "column 'text'" in problems[3] and "column 'label'" in problems[4]
+    assert problems[6] == "a lone surrogate (not valid Unicode) in column 'text'"
+    json.dumps(ds.records[1].meta, ensure_ascii=False).encode("utf-8")
+    json.dumps([r.to_json() for r in ds.rejects], ensure_ascii=False).encode("utf-8")
+
+
+# ------------------------------------------------------------------------- JSON values that are not text
+
+
+def test_jsonl_text_that_is_not_a_string_is_rejected(tmp_path):
+    f = tmp_path / "types.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "text": "Good.", "label": "pos"},
+        {"id": "b", "text": {"a": "bad"}, "label": "neg"},
+        {"id": "c", "text": 5, "label": "neg"},
+        {"id": "d", "text": ["Bad."], "label": "neg"},
+        {"id": "e", "text": True, "label": "neg"},
+        {"id": "f", "text": "Fine.", "label": 1},           # numeric labels stay allowed
+        {"id": "g", "text": "Fine.", "label": {"y": 1}},
+        {"id": {"k": 1}, "text": "Fine.", "label": "pos"},
+        {"id": 9, "text": "Dull.", "label": 0.0},           # numeric ids too
+    ]) + "\n", encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    assert as_tuples(ds) == [("a", "Good.", "positive"), ("f", "Fine.", "positive"), ("9", "Dull.", "negative")]
+    assert {r.row: r.problem for r in ds.rejects} == {
+        2: "text in column 'text' is a JSON object, not a string",
+        3: "text in column 'text' is a number, not a string",
+        4: "text in column 'text' is a JSON array, not a string",
+        5: "text in column 'text' is true/false, not a string",
+        7: "label in column 'label' is a JSON object, not a string or number",
+        8: "id in column 'id' is a JSON object, not a string or number",
+    }
+
+
+def test_nli_fields_that_are_not_strings_are_rejected(tmp_path):
+    f = tmp_path / "nli.jsonl"
+    f.write_text(json.dumps({"premise": "A man walks.", "hypothesis": {"h": "x"}, "label": "e"}) + "\n"
+                 + json.dumps({"premise": 3, "hypothesis": "A man.", "label": "e"}) + "\n"
+                 + json.dumps({"premise": "A man walks.", "hypothesis": "A man.", "label": 0}) + "\n",
+                 encoding="utf-8")
+    ds = read_dataset(f, make_task("nli"))
+    assert [r.id for r in ds.records] == ["3"]
+    assert {r.row: r.problem for r in ds.rejects} == {
+        1: "text in column 'hypothesis' is a JSON object, not a string",
+        2: "text in column 'premise' is a number, not a string",
+    }
+
+
+# ---------------------------------------------------------------------------- size of what is copied aside
+
+
+def test_a_huge_rejected_row_is_truncated_in_the_reject(tmp_path):
+    big = "x" * 5_000_000
+    f = tmp_path / "big.jsonl"
+    f.write_text(json.dumps({"id": "a", "text": big, "label": "pos", "note": "short",
+                             "blob": {"k": ["y" * 1000] * 2000}}) + "\n"
+                 + json.dumps({"id": "b", "text": "Good.", "label": "pos"}) + "\n", encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    [rej] = ds.rejects
+    assert rej.problem.startswith("text in column 'text' has 5,000,000 characters")
+    dumped = json.dumps(rej.to_json(), ensure_ascii=False)
+    assert len(dumped) < 2_000
+    raw = rej.to_json()["raw"]
+    assert raw["text"].startswith("x" * 300) and "truncated" in raw["text"] and "5,000,000 characters" in raw["text"]
+    assert raw["note"] == "short" and raw["id"] == "a" and raw["label"] == "pos"
+    assert "truncated" in raw["blob"]
+    # copying a reject (as the pairs reader does) does not truncate twice
+    again = Reject(rej.source, rej.row, rej.problem, rej.raw)
+    assert again.raw == rej.raw
+
+
+def test_a_huge_unparseable_line_is_truncated_too(tmp_path):
+    r = Reject("f.csv", 1, "bad " + "p" * 100_000, "z" * 100_000)
+    assert len(json.dumps(r.to_json())) < 2_000 and "100,000 characters" in r.raw
+    many = Reject("f.jsonl", 1, "bad", {f"c{i}": i for i in range(10_000)})
+    assert len(json.dumps(many.to_json())) < 5_000

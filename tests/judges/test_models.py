@@ -1,6 +1,11 @@
+import re
+from pathlib import Path
+
 import pytest
 
-from cfaug.judges.models import ModelPathError, default_encoder_path, resolve_local_model, torch_device
+import cfaug
+from cfaug.judges.models import (ModelPathError, default_encoder_path, quiet_transformers, resolve_local_model,
+                                 torch_device)
 
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "distilroberta-base", "sentence-transformers/all-MiniLM-L6-v2"])
@@ -34,3 +39,80 @@ def test_packaged_encoder_and_device():
     assert (default_encoder_path() / "config.json").exists()
     assert torch_device("cpu") == "cpu"
     assert torch_device() in ("cpu", "cuda")
+
+
+# --- transformers' own progress bars ("Loading weights") stay silent whenever cfaug loads a model ---------
+
+SRC = Path(cfaug.__file__).parent
+#: modules that load a transformers model but are edited elsewhere; each should call quiet_transformers()
+
+
+@pytest.fixture
+def bars_on():
+    """transformers' progress bars switched on (whatever an earlier test or import left), as in a fresh
+    process."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.enable_progress_bar()
+    yield
+    hf_logging.enable_progress_bar()
+
+
+def _load_classifier_judge(tiny_classifier_dir, tiny_mlm_dir):
+    from cfaug.judges.classifier import HFClassifierJudge
+
+    return HFClassifierJudge(tiny_classifier_dir)
+
+
+def _load_masked_lm_proposer(tiny_classifier_dir, tiny_mlm_dir):
+    from cfaug.methods.auto_cad.lexicon import load_lexicon
+    from cfaug.methods.auto_cad.replacements import MaskedLMProposer
+
+    return MaskedLMProposer(tiny_mlm_dir, load_lexicon())
+
+
+def _load_token_encoder(tiny_classifier_dir, tiny_mlm_dir):
+    from cfaug.judges.token_embeddings import TokenEncoder
+
+    return TokenEncoder(tiny_mlm_dir)
+
+
+def _load_masked_lm_scorer(tiny_classifier_dir, tiny_mlm_dir):
+    from cfaug.evaluate.bias import MaskedLMScorer
+
+    return MaskedLMScorer(tiny_mlm_dir)
+
+
+def _load_sentence_encoder(tiny_classifier_dir, tiny_mlm_dir):
+    from cfaug.judges.similarity import SentenceEncoder
+
+    return SentenceEncoder()  # the packaged MiniLM
+
+
+@pytest.mark.parametrize("load", [_load_classifier_judge, _load_masked_lm_proposer, _load_token_encoder,
+                                  _load_masked_lm_scorer, _load_sentence_encoder],
+                         ids=lambda f: f.__name__[6:])
+def test_loading_a_model_prints_no_transformers_progress_bar(load, bars_on, capfd, tiny_classifier_dir,
+                                                             tiny_mlm_dir):
+    capfd.readouterr()
+    assert load(tiny_classifier_dir, tiny_mlm_dir) is not None
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "it/s]" not in err, err
+
+
+def test_quiet_transformers_switches_the_bars_off(bars_on):
+    from transformers.utils import logging as hf_logging
+
+    quiet_transformers()
+    assert not hf_logging.is_progress_bar_enabled()
+
+
+def test_every_module_loading_a_transformers_model_silences_its_bars():
+    """A source check for the loaders the test above does not build (fine-tuned classifiers, causal LMs)."""
+    loaders = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+               if re.search(r"\.from_pretrained\(|SentenceTransformer\(", p.read_text(encoding="utf-8"))}
+    quiet = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+             if "quiet_transformers()" in p.read_text(encoding="utf-8")}
+    assert loaders, "no loader found: the pattern is out of date"
+    loud = sorted(loaders - quiet)
+    assert not loud, f"modules loading models without quiet_transformers(): {loud}"

@@ -2,8 +2,9 @@
 
 It answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` with scripted replies chosen from
 the prompt, and can inject latency, ``429`` with ``Retry-After``, ``500`` errors, malformed JSON, dropped
-connections and slow answers (timeouts). Every request is logged, so a test can assert exactly what was
-asked and how often.
+connections, slow answers (timeouts) and answers echoing the request's headers, as some proxies do
+(``echo``: a 200 with a plain-text body; ``echo-400``: a 400 whose JSON error message holds them). Every
+request is logged, so a test can assert exactly what was asked and how often.
 
 Use it in a test::
 
@@ -39,7 +40,7 @@ from typing import Any
 from aiohttp import web
 
 #: Faults a rule (or :meth:`FakeLLM.fail_next`) can inject, in the order listed.
-FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty")
+FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty", "echo", "echo-400")
 
 Reply = str | Callable[[dict[str, Any], str], str]
 
@@ -264,6 +265,13 @@ class FakeLLM:
             return web.Response(body=b'{"id": "x", "choices": [{"message": {"content": "cut', content_type="application/json")
         if fault == "empty":
             return web.Response(body=b"", content_type="application/json")
+        if fault in ("echo", "echo-400"):
+            # a proxy that answers with the request it received, headers included
+            seen = f"{request.method} {request.path_qs} HTTP/1.1\n" + "\n".join(
+                f"{k}: {v}" for k, v in request.headers.items())
+            if fault == "echo":
+                return web.Response(status=200, text=seen, content_type="text/plain")
+            return web.json_response({"error": {"message": f"bad request:\n{seen}"}}, status=400)
         if fault == "slow":
             await asyncio.sleep(self.slow_seconds)
             return web.json_response({"error": {"message": "too late"}}, status=500)

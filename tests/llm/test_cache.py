@@ -144,3 +144,19 @@ def test_identical_requests_in_flight_are_sent_once(fake_llm, llm_settings):
     assert srv.count() == 1
     assert [a.text for a in answers] == ["OK"] * 5
     assert report["llm_requests"] == 1 and report["llm_cache_hits"] == 4
+
+
+def test_delete_follows_the_writes_queued_before_it(tmp_path):
+    cache = ResponseCache(tmp_path / "c")
+    cache.put("a", "openai", "m", {"text": "first"})
+    cache.put("b", "openai", "m", {"text": "kept"})
+    cache.delete("a")
+    cache.put("c", "openai", "m", {"text": "third"})
+    cache.flush()
+    assert cache.get("a") is None and cache.get("b") == {"text": "kept"} and cache.get("c") == {"text": "third"}
+    cache.delete("c")
+    cache.put("c", "openai", "m", {"text": "again"})  # a write after the delete wins
+    cache.close()
+    again = ResponseCache(tmp_path / "c")
+    assert again.get("c") == {"text": "again"} and len(again) == 2
+    again.close()

@@ -108,3 +108,77 @@ def test_client_stops_before_the_budget_is_exceeded(llm_server, llm_settings, tm
 def test_budget_without_a_price_is_refused(llm_server, llm_settings):
     with pytest.raises(LLMConfigError, match="needs a price for model 'test-model'"):
         create_client(llm_settings(llm_server, max_budget=1.0))
+
+
+def _budget_session(srv, llm_settings, prices, usage_file, first, n, budget=0.1):
+    """One client session on ``usage_file``: asks up to ``n`` questions; (answered, stopped, report)."""
+    async def go():
+        client = create_client(llm_settings(srv, max_budget=budget, price_table=str(prices), concurrency=1),
+                               usage_file=usage_file)
+        answered, stopped = 0, None
+        try:
+            for i in range(first, first + n):
+                await client.chat([{"role": "user", "content": f"question {i:03d}"}], max_tokens=5)
+                answered += 1
+        except BudgetExceeded as exc:
+            stopped = str(exc)
+        finally:
+            await client.aclose()
+            client.close()
+        return answered, stopped, client.report()
+    return asyncio.run(go())
+
+
+def test_spending_and_budget_add_up_over_sessions_of_one_run(llm_server, llm_settings, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("test-model: {input: 1000, output: 1000}\n")  # 0.001 USD per token
+    llm_server.add("question", "a b c d e")  # each answer: 2 tokens in + 5 out = 0.007 USD
+    # worst case per request: 12 prompt bytes + 16 formatting + 5 out = 0.033, so 10 answers fit in 0.1
+    usage = tmp_path / "run" / "llm_usage.json"
+    a1, stopped, r1 = _budget_session(llm_server, llm_settings, prices, usage, 0, 3)
+    assert (a1, stopped) == (3, None) and r1["llm_requests"] == 3
+    assert r1["llm_cost_usd"] == pytest.approx(0.021)
+    a2, stopped, r2 = _budget_session(llm_server, llm_settings, prices, usage, 100, 100)
+    assert stopped and a1 + a2 == 10  # the second session knew of the first one's spending
+    assert r2["llm_requests"] == 10 and r2["llm_sessions"] == 2
+    assert r2["llm_cost_usd"] == pytest.approx(0.07) and r2["llm_cost_usd"] <= 0.1
+    a3, stopped, r3 = _budget_session(llm_server, llm_settings, prices, usage, 200, 100)
+    assert a3 == 0 and "budget of 0.1 USD reached" in stopped and "earlier sessions" in stopped
+    assert llm_server.count() == 10
+    assert r3["llm_cost_usd"] == pytest.approx(0.07) and r3["llm_sessions"] == 3
+
+
+def test_without_a_usage_file_each_session_counts_alone(llm_server, llm_settings, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("test-model: {input: 1000, output: 1000}\n")
+    llm_server.add("question", "a b c d e")
+    for first in (0, 100):
+        answered, _, report = _budget_session(llm_server, llm_settings, prices, None, first, 3)
+        assert answered == 3 and report["llm_cost_usd"] == pytest.approx(0.021)
+        assert "llm_sessions" not in report
+
+
+def test_a_broken_usage_file_is_named(tmp_path):
+    from cfaug.llm.ledger import UsageLedger
+
+    f = tmp_path / "llm_usage.json"
+    f.write_text("{not json")
+    with pytest.raises(LLMConfigError, match="llm_usage.json"):
+        UsageLedger("m", path=f)
+
+
+def test_read_usage_gives_the_figures_of_a_finished_run(tmp_path):
+    from cfaug.llm.ledger import USAGE_FILE, read_usage
+
+    assert read_usage(tmp_path) == {}
+    prices = PriceTable({"m": {"input": 1.0, "output": 2.0}})
+    for n in (1, 2):
+        ledger = UsageLedger("m", prices, path=tmp_path / USAGE_FILE)
+        ledger.record(Completion("a", tokens_in=1000, tokens_out=500), "zero-shot.v1", "generate")
+        ledger.record_unparsed(f"item-{n}")
+        ledger.save()
+    figures = read_usage(tmp_path)
+    assert figures["llm_requests"] == 2 and figures["llm_tokens_in"] == 2000 and figures["llm_sessions"] == 2
+    assert figures["llm_cost_usd"] == pytest.approx(2 * (1000 * 1.0 + 500 * 2.0) / 1e6)
+    assert figures["llm_unparsed_items"] == 2 and figures["llm_unparsed_answers"] == 2
+    assert "llm_session_requests" not in figures

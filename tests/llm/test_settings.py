@@ -52,7 +52,7 @@ def test_identity_leaves_out_operational_settings_and_public_redacts():
     s = LLMSettings.from_mapping({"base_url": "http://user:pw@host:8000/v1", "model": "m", "concurrency": 4})
     ident = s.identity()
     assert ident["model"] == "m" and "concurrency" not in ident and "base_url" not in ident
-    assert s.public()["base_url"] == ["http://***@host:8000/v1"]
+    assert s.public()["base_url"] == ["http://host:8000/v1"]
     assert "pw" not in str(s.public())
 
 

@@ -94,3 +94,117 @@ def test_task_variables_for_nli():
     assert (v["edit_role"], v["original"], v["source_label"], v["target"]) == (
         "hypothesis", "An animal moves.", "entailment", "contradiction")
     assert v["premise"] == "A dog runs." and v["labels"] == ["entailment", "neutral", "contradiction"]
+
+
+# -- failed items on a retry, unparsed counts, usage kept in the run directory ------------------------
+
+class Asker(LLMMethod):
+    """Asks ``asks`` prompts per item (the text with ``#0``, ``#1``... appended); with ``tolerate``, an
+    unreadable answer only loses that ask (as Compare&Generate's samples do), else it fails the item."""
+
+    name = "asker-test.v1"
+
+    @dataclass
+    class Config(LLMConfig):
+        asks: int = 1
+        tolerate: bool = False
+
+    async def agenerate(self, item, task):
+        prompt = load_prompt("zero-shot-sentiment")
+        values = []
+        for a in range(self.config.asks):
+            variables = {"text": f"{item.record.fields['text']} #{a}", "target": item.target,
+                         "source_label": item.record.label}
+            try:
+                answer = await self.ask(prompt, variables, seed=self.item_seed(item) % 2 ** 31, max_tokens=20)
+            except UnparsedAnswer:
+                if not self.config.tolerate:
+                    raise
+                continue
+            values.append(answer.value)
+        return values
+
+
+def make_asker(srv, **config):
+    llm = {"base_url": srv.base_url, "model": "test-model", "retry_base_delay": 0.01}
+    return Asker(Asker.Config(llm=llm, parse_retries=2, **config))
+
+
+def item(i=1, text="Great film."):
+    return WorkItem(Record(str(i), {"text": text}, "positive"), "negative")
+
+
+def run_items(method, items, run_dir=None):
+    """One session as the runner drives it: prepare, every item concurrently (one task each), close.
+    Returns each item's result (or error) and the usage report."""
+    ctx = StageContext()
+    if run_dir is not None:
+        ctx.run_dir = run_dir
+    method.prepare([], SentimentTask(), ctx)
+
+    async def go():
+        try:
+            return await asyncio.gather(*(method.agenerate(it, SentimentTask()) for it in items),
+                                        return_exceptions=True)
+        finally:
+            await method.aclose()
+    try:
+        results = asyncio.run(go())
+        return results, method.report()
+    finally:
+        method.close()
+
+
+UNREADABLE = "Sure, I can do that for you!"
+
+
+def test_a_failed_item_is_asked_again_when_retried(llm_server):
+    llm_server.add("Great film.", UNREADABLE)
+    [err], _ = run_items(make_asker(llm_server), [item()])
+    assert isinstance(err, UnparsedAnswer) and llm_server.count() == 3
+    # --retry-failed: a new session over the same cache asks again instead of replaying the failure
+    [err], _ = run_items(make_asker(llm_server), [item()])
+    assert isinstance(err, UnparsedAnswer)
+    assert llm_server.count() == 6
+
+
+def test_a_finished_item_is_replayed_from_the_cache_even_with_a_tolerated_unreadable_answer(llm_server):
+    llm_server.add("#0", UNREADABLE)
+    llm_server.add("#1", "<revised>Awful film.</revised>")
+    [values], _ = run_items(make_asker(llm_server, asks=2, tolerate=True), [item()])
+    assert values == ["Awful film."] and llm_server.count() == 4
+    [values], report = run_items(make_asker(llm_server, asks=2, tolerate=True), [item()])
+    assert values == ["Awful film."] and llm_server.count() == 4  # nothing asked again
+    assert report["llm_cache_hits"] == 4
+
+
+def test_an_ask_that_fails_outside_an_item_is_not_replayed(llm_server):
+    llm_server.add("Great film.", UNREADABLE)
+    for _ in range(2):
+        with pytest.raises(UnparsedAnswer):
+            ask_once(make(llm_server))
+    assert llm_server.count() == 6
+
+
+def test_unparsed_figures_count_items_and_answers(llm_server):
+    llm_server.add("#", UNREADABLE)
+    items = [item(i, f"Film {i}.") for i in range(2)]
+    results, report = run_items(make_asker(llm_server, asks=3, tolerate=True), items)
+    assert results == [[], []]
+    assert report["llm_unparsed_items"] == 2   # distinct items, not answers
+    assert report["llm_unparsed_answers"] == 6
+
+
+def test_usage_is_kept_in_the_run_directory_and_adds_up_over_sessions(llm_server, tmp_path):
+    llm_server.add("Great film.", UNREADABLE, times=3)
+    llm_server.add("Great film.", "<revised>Awful film.</revised>")
+    [err], first = run_items(make_asker(llm_server), [item()], run_dir=tmp_path)
+    assert isinstance(err, UnparsedAnswer)
+    assert (tmp_path / "llm_usage.json").exists()
+    assert first["llm_requests"] == 3 and first["llm_unparsed_items"] == 1
+    [values], second = run_items(make_asker(llm_server), [item()], run_dir=tmp_path)  # --retry-failed
+    assert values == ["Awful film."]
+    assert second["llm_requests"] == 4 and second["llm_sessions"] == 2
+    assert second["llm_tokens_in"] > first["llm_tokens_in"]
+    assert second["llm_unparsed_answers"] == 1
+    assert "llm_unparsed_items" not in second  # the item's latest attempt parsed

@@ -151,15 +151,18 @@ def test_budget_stops_cleanly_and_a_rerun_resumes(tmp_path):
     prices.write_text("test-model: {input: 100, output: 100}\n")  # 0.0001 USD per token
     with FakeLLM(default_reply=flip_reply) as srv:
         out = tmp_path / "out.jsonl"
-        assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "0.1") == 0
+        assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "0.1") == 3  # stopped early
         first = read_jsonl(out)
         summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
-        assert summary["extra"]["stopped"].startswith("BudgetExceeded")
+        assert summary["extra"]["stopped"].startswith("BudgetExceeded") and summary["complete"] is False
         assert 0 < len(first) < 12
         assert summary["extra"]["llm_cost_usd"] <= 0.1
         assert summary["items_failed"] == 0  # stopped items are not failed: they stay to do
         asked_first = srv.count()
         assert asked_first == len(first)
+        # the same budget again: it covers the whole run, so nothing more is asked
+        assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "0.1") == 3
+        assert srv.count() == asked_first
         # a bigger budget: the same command resumes and never asks a finished item again
         assert augment(inp, out, srv, "--price-table", str(prices), "--max-budget", "10") == 0
         assert len(read_jsonl(out)) == 12

@@ -1,8 +1,15 @@
 import json
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
 
 import pytest
 
-from cfaug.run.rundir import RunDir, RunDirError
+from cfaug.run import rundir as rundir_module
+from cfaug.run.rundir import RunDir, RunDirError, RunDirLocked
 
 CONFIG = {"method": "auto-cad.v1", "params": {"min_similarity": 0.7, "folds": 5}, "seed": 0}
 
@@ -95,3 +102,117 @@ def test_lines_and_json_files_are_replaced_whole(tmp_path):
     assert list(rd.read_lines("rejects.jsonl")) == [{"row": 1, "problem": "caf\u00e9"}, {"row": 2}]
     assert list(rd.read_lines("missing.jsonl")) == []
     assert not list(tmp_path.glob("*.tmp"))
+
+
+# ------------------------------------------------------------------------------- identity on resume
+
+
+def test_the_input_spelling_and_the_limit_are_not_part_of_the_identity(tmp_path):
+    rd = RunDir(tmp_path)
+    first = {**CONFIG, "input": "reviews.csv", "input_hash": "sha256:1", "limit": 2}
+    rd.open(first)
+    with rd.appender() as out:
+        out.append(line("a"))
+    again = {**CONFIG, "input": str(tmp_path / "reviews.csv"), "input_hash": "sha256:1", "limit": None}
+    rd.open(again)  # the same content under another spelling, and a larger limit: resumed
+    assert rd.read_json("config.json") == again and list(rd.finished()) == ["a"]
+    with pytest.raises(RunDirError, match=r"differs in: input_hash\)"):
+        rd.open({**again, "input_hash": "sha256:2"})
+    # the training data and model are compared by content too, not by the path they were given as
+    with_train = {**again, "train_data": {"path": "t.csv", "hash": "sha256:9"}}
+    rd.open(with_train, overwrite=True)
+    with rd.appender() as out:
+        out.append(line("a"))
+    rd.open({**with_train, "train_data": {"path": "/abs/t.csv", "hash": "sha256:9"}})
+    with pytest.raises(RunDirError, match=r"differs in: train_data.hash\)"):
+        rd.open({**with_train, "train_data": {"path": "t.csv", "hash": "sha256:8"}})
+
+
+# ------------------------------------------------------------------------------------------- the lock
+
+
+
+def _hold(path, ready, release):
+    with RunDir(path).lock():
+        ready.set()
+        release.wait(30)
+
+
+@pytest.fixture(params=["flock", "exclusive-file"])
+def lock_mode(request, monkeypatch):
+    """Both ways of locking: flock (Linux and other POSIX systems) and the O_EXCL lock file used elsewhere."""
+    if request.param == "exclusive-file":
+        monkeypatch.setattr(rundir_module, "fcntl", None)
+    return request.param
+
+
+def test_a_second_holder_is_refused_naming_the_first(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_hold, args=(str(tmp_path), ready, release))
+    child.start()
+    try:
+        assert ready.wait(60)
+        with pytest.raises(RunDirLocked) as err:
+            with RunDir(tmp_path).lock():
+                pass
+        msg = str(err.value)
+        assert f"pid {child.pid} on {socket.gethostname()}" in msg and str(tmp_path) in msg
+        assert "another --run-dir" in msg
+    finally:
+        release.set()
+        child.join(60)
+    with RunDir(tmp_path).lock():  # released: free again
+        assert (tmp_path / RunDir.LOCK).exists()
+    assert not (tmp_path / RunDir.LOCK).exists()  # and nothing left behind
+
+
+HOLD_SCRIPT = """
+import sys, time
+from cfaug.run import rundir
+if sys.argv[2] == "exclusive-file":
+    rundir.fcntl = None
+with rundir.RunDir(sys.argv[1]).lock():
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def _holder(path, mode):
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_SCRIPT, str(path), mode], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_live_holder_in_another_process_is_respected_and_a_killed_one_recovered(tmp_path, lock_mode):
+    proc = _holder(tmp_path, lock_mode)
+    try:
+        with pytest.raises(RunDirLocked, match=rf"pid {proc.pid} on "):
+            with RunDir(tmp_path).lock():
+                pass
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert (tmp_path / RunDir.LOCK).exists()  # a SIGKILL leaves the lock file behind...
+    with RunDir(tmp_path).lock():  # ...and the next run takes it over
+        info = json.loads((tmp_path / RunDir.LOCK).read_text())
+        assert info["pid"] == os.getpid() and info["host"] == socket.gethostname()
+    assert not (tmp_path / RunDir.LOCK).exists()
+
+
+def test_a_stale_lock_file_of_a_dead_process_is_recovered(tmp_path, lock_mode):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / RunDir.LOCK).write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(),
+                                                    "since": "2020-01-01T00:00:00"}))
+    with RunDir(tmp_path).lock():
+        assert json.loads((tmp_path / RunDir.LOCK).read_text())["pid"] == os.getpid()
+
+
+def test_without_flock_a_lock_of_another_host_is_not_taken_over(tmp_path, monkeypatch):
+    monkeypatch.setattr(rundir_module, "fcntl", None)
+    (tmp_path / RunDir.LOCK).write_text(json.dumps({"pid": 1, "host": "elsewhere.example", "since": "t"}))
+    with pytest.raises(RunDirLocked, match=r"pid 1 on elsewhere.example.*delete .*lock"):
+        with RunDir(tmp_path).lock():
+            pass

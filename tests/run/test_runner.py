@@ -256,3 +256,155 @@ def test_a_method_says_why_an_item_has_no_counterfactual(reviews, tmp_path, work
     assert "reason" not in lines["a"]
     assert summary.without_reasons == {"nothing to swap": 1}
     assert any("nothing to swap" in line for line in summary.lines())
+
+
+# ------------------------------------------------------------------------------- secrets on disk (2b)
+
+
+@dataclass
+class EndpointConfig:
+    endpoint: str = ""  #: a URL that may carry user:password
+
+
+class EndpointSwap(WordSwap):
+    name = "endpoint-swap.v1"
+    Config = EndpointConfig
+
+    def identity_params(self):
+        return {"endpoint": self.config.endpoint, "llm": {"base_url": [self.config.endpoint]}}
+
+
+def test_the_command_line_and_urls_are_stored_without_secrets(reviews, tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS._entries, EndpointSwap.name, Entry(EndpointSwap.name, "test method", EndpointSwap))
+    monkeypatch.setattr("sys.argv", ["cfaug", "augment", str(reviews), "--llm-base-url",
+                                     "http://alice:hunter2pass@llm.example:8000/v1", "--api-key", "sk-abcdefgh12345678ijkl",
+                                     "--ray-address", "ray://bob:rayp4ss@head:10001"])
+    go(reviews, tmp_path, method="endpoint-swap", params={"endpoint": "https://carol:s3cretpw@gw.example/v1"},
+       ray_address="ray://bob:rayp4ss@head:10001")
+    run_dir = tmp_path / "run"
+    for f in run_dir.iterdir():
+        text = f.read_text(encoding="utf-8")
+        for secret in ("hunter2pass", "sk-abcdefgh12345678ijkl", "s3cretpw", "rayp4ss"):
+            assert secret not in text, (f.name, secret)
+    man = json.loads((run_dir / "manifest.json").read_text())
+    assert "http://llm.example:8000/v1" in man["command"] and "[redacted]" in man["command"]
+    assert man["options"]["ray_address"] == "ray://head:10001"
+    cfg = json.loads((run_dir / "config.json").read_text())
+    assert cfg["params"] == {"endpoint": "https://gw.example/v1", "llm": {"base_url": ["https://gw.example/v1"]}}
+    go(reviews, tmp_path, method="endpoint-swap", params={"endpoint": "https://carol:s3cretpw@gw.example/v1"},
+       out="again.jsonl")  # the stored (stripped) config still matches: resumed
+
+
+# ---------------------------------------------------------------------------------- the output (6)
+
+
+def test_an_output_under_a_regular_file_fails_before_any_work(reviews, tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    from cfaug.run.runner import OutputError
+
+    with pytest.raises(OutputError, match=r"afile.*is a file, not a folder"):
+        go(reviews, tmp_path, out="afile/sub/out.jsonl")
+    assert WordSwap.calls == [] and not (tmp_path / "run").exists()
+
+
+def test_an_unwritable_output_folder_fails_before_any_work(reviews, tmp_path, monkeypatch):
+    from cfaug.run import runner as runner_module
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = runner_module._writable
+
+    monkeypatch.setattr(runner_module, "_writable", lambda d: False if d == locked else real(d))
+    with pytest.raises(runner_module.OutputError, match=r"cannot write to .*locked"):
+        go(reviews, tmp_path, out="locked/new/out.jsonl")
+    assert WordSwap.calls == [] and not (tmp_path / "run").exists()
+
+
+def test_a_late_write_error_exits_2_and_keeps_the_results(reviews, tmp_path, monkeypatch, capsys):
+    from cfaug.cli import main
+    from cfaug.run import runner as runner_module
+
+    def full_disk(rows, path, *a, **k):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(runner_module, "write_rows", full_disk)
+    cmd = ["augment", str(reviews), "-o", str(tmp_path / "out.jsonl"), "--method", "word-swap", "--workers", "1",
+           "--no-progress"]
+    assert main(cmd) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "No space left on device" in err
+    run_dir = tmp_path / "out.jsonl.run"
+    assert str(run_dir) in err and "rerun" in err
+    assert len((run_dir / "results.jsonl").read_text().splitlines()) == 5
+    assert not (tmp_path / "out.jsonl").exists()
+    monkeypatch.undo()
+    registered_again = {cls.name: Entry(cls.name, "test method", cls) for cls in (WordSwap, AsyncWordSwap)}
+    monkeypatch.setattr(METHODS, "_entries", {**METHODS._entries, **registered_again})
+    WordSwap.calls = []
+    assert main(cmd) == 0  # rerunning writes the output from the run directory, without redoing the work
+    assert WordSwap.calls == [] and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+
+
+# ----------------------------------------------------------------------------------- resuming (12)
+
+
+def test_a_relative_input_path_resumes_a_run_started_with_an_absolute_one(reviews, tmp_path, monkeypatch):
+    go(reviews, tmp_path)
+    WordSwap.calls = []
+    monkeypatch.chdir(tmp_path)
+    summary, _ = go("reviews.csv", tmp_path, out="again.jsonl")
+    assert WordSwap.calls == [] and summary.items_resumed == 5
+
+
+def test_a_changed_limit_resumes_and_only_adds_items(reviews, tmp_path):
+    go(reviews, tmp_path, limit=2)
+    WordSwap.calls = []
+    summary, rows = go(reviews, tmp_path)
+    assert summary.items_resumed == 2 and {i for call in WordSwap.calls for i in call} == {"c", "e", "f"}
+    WordSwap.calls = []
+    summary, rows = go(reviews, tmp_path, limit=1)
+    assert WordSwap.calls == [] and summary.items == 1 and [r["source_id"] for r in rows] == ["a"]
+
+
+# ------------------------------------------------------------------------- timings, leftovers (18)
+
+
+def test_manifest_timestamps_are_the_run_start_and_end_and_seconds_their_difference(reviews, tmp_path):
+    from datetime import datetime
+
+    summary, _ = go(reviews, tmp_path)
+    man = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    started, finished = datetime.fromisoformat(man["started"]), datetime.fromisoformat(man["finished"])
+    assert started.tzinfo is not None and "." in man["started"]  # sub-second precision
+    assert (finished - started).total_seconds() == pytest.approx(summary.seconds, abs=2e-3)
+    assert man["summary"]["seconds"] == summary.seconds > 0
+
+
+class PrepareFails(WordSwap):
+    name = "prepare-fails.v1"
+
+    def prepare(self, records, task, ctx):
+        from cfaug.config import ConfigError
+
+        raise ConfigError("the method's service is not configured")
+
+
+def test_a_run_that_fails_before_doing_anything_leaves_no_run_directory(reviews, tmp_path, monkeypatch):
+    from cfaug.config import ConfigError
+
+    monkeypatch.setitem(METHODS._entries, PrepareFails.name, Entry(PrepareFails.name, "test method", PrepareFails))
+    with pytest.raises(ConfigError, match="not configured"):
+        run(reviews, RunOptions(method="prepare-fails", run_dir=str(tmp_path / "out" / "run"), progress=False),
+            output=tmp_path / "out" / "o.jsonl", log=lambda m: None)
+    assert not (tmp_path / "out").exists()  # neither the run directory nor the folder made for it
+    with pytest.raises(DataError, match="no such file"):
+        go(tmp_path / "missing.csv", tmp_path)
+    with pytest.raises(ConfigError):
+        go(reviews, tmp_path, params={"no_such_param": 1})
+    assert not (tmp_path / "run").exists()
+    # a run directory that already held results is never removed
+    go(reviews, tmp_path)
+    with pytest.raises(ConfigError):
+        run(reviews, RunOptions(method="prepare-fails", run_dir=str(tmp_path / "run"), progress=False,
+                                overwrite=True), log=lambda m: None)
+    assert (tmp_path / "run").is_dir()

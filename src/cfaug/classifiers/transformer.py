@@ -22,7 +22,7 @@ import numpy as np
 
 from cfaug.classifiers.base import CLASSIFIERS, TorchTextClassifier, accuracy, need_file, split_dev
 from cfaug.judges.classifier import JudgeInput
-from cfaug.judges.models import resolve_local_model, torch_device, weights_hash
+from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
 
 
 @dataclass
@@ -113,6 +113,7 @@ class TransformerClassifier(TorchTextClassifier):
         torch.manual_seed(self.seed)
         rng = np.random.default_rng(self.seed)
         self.labels = tuple(sorted(set(labels)))
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForSequenceClassification.from_pretrained(
             str(self.path), local_files_only=True, num_labels=len(self.labels), ignore_mismatched_sizes=True,
@@ -185,6 +186,7 @@ class TransformerClassifier(TorchTextClassifier):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         if not any(folder.glob("*.safetensors")) and not any(folder.glob("*.bin")):
             need_file(folder, "model.safetensors")
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         self.model = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True)
         self.model.to(torch_device(self.config.device)).eval()

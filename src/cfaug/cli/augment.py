@@ -11,12 +11,22 @@ from typing import Any
 from cfaug.cli.options import load_config_file, parse_params
 from cfaug.cli.run_options import add_run_arguments, run_options_from
 
+#: the exit code of a run that stopped early (server unreachable, budget spent) after writing a partial output
+EXIT_STOPPED = 3
+
+EPILOG = ("Exit codes: 0 success (every item done; failed items are counted in the summary), 2 a problem "
+          "with the input, the options or the output location (message, no traceback; when only the final "
+          "write failed, the results stay in the run directory and rerunning writes them), 3 stopped early "
+          "(LLM server unreachable, budget spent): a partial output was written and the summary says "
+          "'status INCOMPLETE'; rerun the same command to resume, 130 interrupted (rerun to resume).")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "augment", help="make counterfactuals for a dataset",
         description="Rewrite each input row so its label flips (or becomes --target), with minimal "
-                    "edits. Writes one row per counterfactual (see README: output contract).")
+                    "edits. Writes one row per counterfactual (see README: output contract).",
+        epilog=EPILOG)
     p.add_argument("input", help="CSV, TSV, JSONL, Parquet file or a datasets save_to_disk folder")
     p.add_argument("-o", "--output", help="output file (default: <input stem>.counterfactuals.jsonl)")
     p.add_argument("--method", default=None, help="method name from 'cfaug methods' (default: auto-cad)")
@@ -70,4 +80,4 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(summary.lines()), file=sys.stderr)
     print(json.dumps({"output": summary.output, "counterfactuals": summary.counterfactuals_written,
                       "rejected": summary.rows_rejected, "run_dir": summary.run_dir}))
-    return 0
+    return 0 if summary.complete else EXIT_STOPPED

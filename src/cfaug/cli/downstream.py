@@ -13,7 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "downstream", help="train on original vs original + counterfactuals, test robustness",
         description="Train a classifier on the original data and on original + each set of "
                     "counterfactuals, choose its settings on the dev set, and report accuracy (mean ± std "
-                    "over seeds) on in-domain, challenge and out-of-domain test sets in one table. "
+                    "over seeds, one value where every seed agreed) on in-domain, challenge and "
+                    "out-of-domain test sets in one table. "
                     "Every file may be CSV, TSV, JSONL, Parquet or a datasets folder.")
     p.add_argument("--train", required=True, help="original training data")
     p.add_argument("--augment", action="append", default=[], metavar="NAME=FILE",
@@ -29,8 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="classifier setting, e.g. -p model=/path/to/bert for the transformer; repeatable")
     p.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default 0,1,2,3,4)")
-    p.add_argument("--task", choices=("sentiment", "rating", "nli"), default="sentiment")
-    p.add_argument("--levels", default=None, help="rating levels, comma-separated")
+    p.add_argument("--task", choices=("sentiment", "rating", "nli", "style"), default="sentiment")
+    p.add_argument("--levels", default=None, help="rating levels (default 1,2,3,4,5) or style names (default "
+                                                  "informal,formal), comma-separated")
     p.add_argument("-o", "--output", default="downstream.json", help="results JSON (default downstream.json)")
     p.add_argument("--markdown", help="also write the table as Markdown to this file")
     p.set_defaults(func=run)

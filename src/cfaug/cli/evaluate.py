@@ -23,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run-dir", help="also write metrics.json into this run directory (default: <input>.run "
                                      "when it exists), where 'cfaug report' finds it")
     g = p.add_argument_group("data")
-    g.add_argument("--task", choices=("sentiment", "rating", "nli"), default=None,
+    g.add_argument("--task", choices=("sentiment", "rating", "nli", "style"), default=None,
                    help="default: the run's task, else sentiment")
+    g.add_argument("--levels", help="rating levels (default 1,2,3,4,5) or style names (default informal,formal), "
+                                    "comma-separated")
     g.add_argument("--edit-side", choices=("premise", "hypothesis"), default="premise", help="NLI: edited field")
     g.add_argument("--text-col", help="column holding the counterfactual text")
     g.add_argument("--label-col", help="column holding the target label")
@@ -84,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
         include_failed=args.include_failed)
     run_dir = Path(args.input) if is_run_dir(args.input) else None
     try:
-        task = make_task(args.task, edit_side=args.edit_side) if args.task else None
+        levels = tuple(x.strip() for x in args.levels.split(",") if x.strip()) if args.levels else None
+        if levels and args.task not in ("rating", "style"):
+            raise CliError("--levels goes with --task rating or --task style")
+        task = make_task(args.task, edit_side=args.edit_side, levels=levels) if args.task else None
         pairs = load_pairs(args.input, task, text_col=args.text_col, label_col=args.label_col,
                            original_col=args.original_col, fmt=args.input_format)
         extra_dir = Path(args.run_dir) if args.run_dir else None

@@ -29,6 +29,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"# {prompt.description}")
         print(prompt.source.rstrip())
         return 0
-    for entry in PROMPTS.entries():
-        print(f"{entry.name:<26} parser={entry.obj.parser:<13} {entry.description}")
+    entries = PROMPTS.entries()
+    # columns as wide as their longest entry, so that every parser and description starts in one column
+    name_w = max((len(e.name) for e in entries), default=0)
+    parser_w = max((len(e.obj.parser) for e in entries), default=0)
+    for entry in entries:
+        print(f"{entry.name:<{name_w}}  parser={entry.obj.parser:<{parser_w}}  {entry.description}")
     return 0

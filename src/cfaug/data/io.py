@@ -30,20 +30,64 @@ class DataError(ValueError):
     """The input as a whole cannot be read (missing file, empty file, unknown format, missing column)."""
 
 
+#: a rejected row's fields longer than this are cut to their first RAW_KEEP_CHARS characters and a marker
+#: giving the original length, so that rejects.jsonl never copies a megabyte text (or object) whole
+RAW_MAX_CHARS = 500
+RAW_KEEP_CHARS = 300
+RAW_MAX_FIELDS = 100
+
+
 @dataclass
 class Reject:
-    """A row that was not used, with where it came from and why."""
+    """A row that was not used, with where it came from and why. ``raw`` is the row as read, with every
+    long field cut short (see :data:`RAW_MAX_CHARS`); cutting is idempotent, so copying a reject is safe."""
 
     source: str
     row: int
     problem: str
     raw: dict[str, Any] | str | None = None
 
+    def __post_init__(self) -> None:
+        # rejects.jsonl is written as UTF-8: undecodable bytes and lone surrogates become U+FFFD
+        if isinstance(self.source, str):
+            self.source = _clean_unicode(self.source)
+        if isinstance(self.problem, str):
+            self.problem = _clip(_clean_unicode(self.problem))
+        if isinstance(self.raw, str):
+            self.raw = _clip(_clean_unicode(self.raw))
+        elif isinstance(self.raw, dict):
+            self.raw = _clip_row(_clean_nested(self.raw))
+
     def message(self) -> str:
         return f"{self.source}, row {self.row}: {self.problem}"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= RAW_MAX_CHARS:
+        return text
+    return f"{text[:RAW_KEEP_CHARS]}… [truncated: {len(text):,} characters in all]"
+
+
+def _clip_row(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, (k, v) in enumerate(row.items()):
+        if i == RAW_MAX_FIELDS:
+            out["…"] = f"[truncated: {len(row):,} fields in all]"
+            break
+        if isinstance(v, str):
+            v = _clip(v)
+        elif isinstance(v, (dict, list, tuple)):
+            try:
+                text = json.dumps(v, ensure_ascii=False, default=str)
+            except (TypeError, ValueError):  # pragma: no cover - circular structures
+                text = str(v)
+            if len(text) > RAW_MAX_CHARS:
+                v = _clip(text)
+        out[_clip(str(k))] = v
+    return out
 
 
 @dataclass
@@ -87,40 +131,217 @@ def _has_undecodable(value: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in value)
 
 
+def _unicode_problem(value: str, col: str) -> str | None:
+    """Why ``value`` cannot be written as UTF-8, or None. Undecodable input bytes reach here as the
+    surrogates of ``surrogateescape``; a JSON escape such as ``"\\ud800"`` gives a lone surrogate."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in value):
+        return None
+    if _has_undecodable(value):
+        return f"undecodable bytes (not UTF-8) in column {col!r}"
+    return f"a lone surrogate (not valid Unicode) in column {col!r}"
+
+
+def _clean_unicode(value: str) -> str:
+    """``value`` with undecodable bytes and lone surrogates replaced by U+FFFD, safe to write as UTF-8."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in value):
+        return value
+    value = "".join("\ufffd" if "\ud800" <= ch < "\udc80" or "\udcff" < ch <= "\udfff" else ch for ch in value)
+    return value.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def _clean_nested(value: Any) -> Any:
+    """:func:`_clean_unicode` applied to every string (and key) inside dicts and lists."""
+    if isinstance(value, str):
+        return _clean_unicode(value)
+    if isinstance(value, dict):
+        return {_clean_unicode(str(k)) if isinstance(k, str) else k: _clean_nested(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean_nested(v) for v in value]
+    return value
+
+
+class _Lines:
+    """The physical lines of a text, handed one at a time to :func:`csv.reader`; ``pos`` says how many were
+    taken and can be set back, so that a row whose quotes ran over later lines can be re-read."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.pos = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.pos >= len(self.lines):
+            raise StopIteration
+        self.pos += 1
+        return self.lines[self.pos - 1]
+
+
 def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
+    """Rows of a CSV or TSV file. Quotes are parsed (a quoted field may hold the delimiter, a newline or a
+    doubled quote), strictly: a field that opens with a quote must close with one followed by the delimiter
+    or the end of the line. A row that breaks this rule (a stray opening quote) is never allowed to swallow
+    the rows after it: only its own line is taken, and reading goes on at the next line. The same holds for
+    a quoted field that does close, lines later, on another stray quote, when every line it spans looks like
+    a row of the file (see :func:`_swallowed_rows`). In a TSV file the line taken alone is then split on
+    tabs with its quotes kept as text (TSV corpora are commonly written without quoting, and a tab cannot be
+    part of a text on one line, so the split is unambiguous); in a CSV file, where texts hold commas, the
+    row is rejected, naming its line. Either way rows read + rows rejected is the number of rows in the
+    file."""
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     text = data.decode("utf-8", errors="surrogateescape")
     if not text.strip():
         raise DataError(f"{path}: the file is empty; expected a header row and data rows")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        header = next(reader)
-    except csv.Error as exc:
-        raise DataError(f"{path}: cannot parse the header: {exc}") from exc
-    header = [h.strip() for h in header]
+    lines = _Lines(list(io.StringIO(text, newline="")))  # splits at \n, \r\n and \r only, like csv
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    tsv = delimiter == "\t"
+
+    def record() -> tuple[int, list[str] | None, str | None, bool] | None:
+        """The next record: (index of its first line, values or None, csv's complaint, spans several lines)."""
+        start = lines.pos
+        try:
+            values: list[str] | None = next(reader)
+            error = None
+        except StopIteration:
+            return None
+        except csv.Error as exc:
+            values, error = None, str(exc)
+        return start, values, error, lines.pos - start > 1
+
+    def literal(start: int) -> list[str]:
+        return lines.lines[start].rstrip("\r\n").split(delimiter)
+
+    def quote_problem(start: int, values: list[str] | None, error: str | None, width: int) -> str:
+        """What is wrong with a record whose quotes do not close properly, starting at line ``start + 1``."""
+        line = start + 1
+        if error and "unexpected end of data" in error:
+            how = "is never closed before the end of the file"
+        elif error:
+            how = f"does not close where its field ends ({error})"
+        elif values is not None and len(values) == width:
+            how = "runs on over the next lines, which look like rows of their own"
+        else:
+            how = f"runs on over the next lines and gives {len(values or [])} fields instead of {width}"
+        if line < len(lines.lines):
+            how += f"; only line {line} was skipped, reading went on at line {line + 1}"
+        return f"unmatched quote on line {line}: the quoted field {how}"
+
+    while True:
+        first = record()
+        if first is None:
+            raise DataError(f"{path}: the file is empty; expected a header row and data rows")
+        if first[1] != []:
+            break
+    start, header_values, error, spans = first
+    if header_values is None or spans:
+        if not tsv:
+            raise DataError(f"{path}: cannot parse the header (line {start + 1}): "
+                            f"{error or 'a quoted name runs over several lines'}")
+        lines.pos = start + 1
+        header_values = literal(start)
+    header = [h.strip() for h in header_values]
+
+    # the values of the file's first rows that fit on one line, to tell its categorical columns
+    seen = _ColumnValues(len(header))
+    sample = _Lines(lines.lines[lines.pos:lines.pos + 2000])
+    sampler = csv.reader(sample, delimiter=delimiter, strict=True)
+    while seen.rows < 1000:
+        start = sample.pos
+        try:
+            cells = next(sampler)
+        except StopIteration:
+            break
+        except csv.Error:
+            sample.pos = start + 1
+            continue
+        if sample.pos - start == 1 and len(cells) == len(header):
+            seen.add(cells)
+    seen.freeze()
 
     def rows() -> Iterator[tuple[int, dict[str, Any] | str]]:
         n = 0
         while True:
-            n += 1
-            try:
-                values = next(reader)
-            except StopIteration:
+            got = record()
+            if got is None:
                 return
-            except csv.Error as exc:
-                yield n, f"unparseable row: {exc}"
-                continue
-            if not values:
-                n -= 1
-                continue
-            if len(values) != len(header):
+            start, values, error, spans = got
+            if values == []:
+                continue  # a blank line
+            n += 1
+            if values is not None and len(values) == len(header):
+                if not spans or not _swallowed_rows(lines.lines[start:lines.pos], delimiter, seen):
+                    yield n, dict(zip(header, values))
+                    continue
+            if values is not None and not spans:
                 yield n, f"has {len(values)} fields but the header has {len(header)}"
                 continue
-            yield n, dict(zip(header, values))
+            # a quote that does not close properly: take this line alone, never the lines after it
+            lines.pos = start + 1
+            if tsv:
+                cells = literal(start)
+                if len(cells) == len(header):
+                    yield n, dict(zip(header, cells))
+                    continue
+            yield n, quote_problem(start, values, error, len(header))
 
     return header, rows()
+
+
+class _ColumnValues:
+    """How often each value occurs in each column among the first lines of a CSV/TSV file that are rows on
+    their own, to recognise the categorical columns (a label, a split: most rows hold one of a few repeated
+    values) and so a line that is a row of the file. Values seen once (ids, texts, stray lines of a
+    multi-line text that happen to split into as many cells as the header) never count as known."""
+
+    MAX_VALUES = 200
+
+    def __init__(self, width: int) -> None:
+        self.rows = 0
+        self.counts: list[dict[str, int] | None] = [{} for _ in range(width)]
+        self.known: dict[int, set[str]] = {}
+
+    def add(self, values: list[str]) -> None:
+        self.rows += 1
+        for i, v in enumerate(values):
+            counts = self.counts[i]
+            if counts is not None:
+                v = v.strip()
+                counts[v] = counts.get(v, 0) + 1
+                if len(counts) > self.MAX_VALUES:
+                    self.counts[i] = None
+
+    def freeze(self) -> None:
+        """Fix the categorical columns and their known values (at least 4 rows, 80% of them repeated values)."""
+        self.known = {}
+        if self.rows < 4:
+            return
+        for i, counts in enumerate(self.counts):
+            if counts is None:
+                continue
+            repeated = {v for v, c in counts.items() if c >= 2 and v}
+            if repeated and sum(counts[v] for v in repeated) >= 0.8 * self.rows:
+                self.known[i] = repeated
+
+    def looks_like_row(self, cells: list[str]) -> bool:
+        """Whether ``cells`` (a line split on the delimiter) could be a row: as many cells as the header, and
+        a known value in every categorical column (there must be one)."""
+        if len(cells) != len(self.counts) or not self.known:
+            return False
+        return all(cells[i].strip().strip('"') in known for i, known in self.known.items())
+
+
+def _swallowed_rows(span: list[str], delimiter: str, seen: _ColumnValues) -> bool:
+    """Whether a record that spans the physical lines ``span`` is rows of the file swallowed by a quoted
+    field: a stray opening quote closed, lines later, by another stray quote that happens to end a field.
+    Then every (non-blank) line it spans is a row of its own: split on the delimiter it gives as many cells
+    as the header, with known values in the categorical columns (see :meth:`_ColumnValues.looks_like_row`).
+    The lines of a genuine multi-line text are very unlikely to all look like that. Files too short to tell
+    a categorical column (fewer than 4 rows on one line) are not checked."""
+    body = [line.rstrip("\r\n") for line in span if line.strip()]
+    return len(body) >= 2 and all(seen.looks_like_row(line.split(delimiter)) for line in body)
 
 
 def _iter_jsonl(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
@@ -214,11 +435,29 @@ def _is_dataframe(obj: Any) -> bool:
 
 
 def _cell_text(value: Any) -> str | None:
-    if value is None:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
     return str(value)
+
+
+def _kind(value: Any) -> str | None:
+    """How to name a cell that is not text (a JSON object, a number, ...), or None for a string or a missing
+    value. Text columns must hold strings; ids and labels may also be numbers."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, (list, tuple)):
+        return "a JSON array"
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "true/false"
+    if isinstance(value, (int, float)) or type(value).__module__ == "numpy" and hasattr(value, "item"):
+        if hasattr(value, "shape") and getattr(value, "shape", ()) != ():
+            return "an array"
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 def read_dataset(
@@ -270,22 +509,38 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
         value = _cell_text(row[col])
         if value is None or not value.strip():
             return f"empty text in column {col!r}", None
-        if _has_undecodable(value):
-            return f"undecodable bytes (not UTF-8) in column {col!r}", None
+        kind = _kind(row[col])
+        if kind is not None:
+            return f"text in column {col!r} is {kind}, not a string", None
+        problem = _unicode_problem(value, col)
+        if problem:
+            return problem, None
         if len(value) > max_chars:
             return f"text in column {col!r} has {len(value):,} characters, over the limit of {max_chars:,} (--max-chars)", None
         fields[role] = value
     raw_label = row.get(schema.label_col) if schema.label_col else None
-    if isinstance(raw_label, str) and _has_undecodable(raw_label):
-        return f"undecodable bytes (not UTF-8) in column {schema.label_col!r}", None
+    kind = _kind(raw_label)
+    if kind not in (None, "a number", "true/false"):
+        return f"label in column {schema.label_col!r} is {kind}, not a string or number", None
+    if isinstance(raw_label, str):
+        problem = _unicode_problem(raw_label, str(schema.label_col))
+        if problem:
+            return problem, None
     try:
         label = task.label_space.canonical(_cell_text(raw_label))
     except LabelError as exc:
         return f"{exc} in column {schema.label_col!r}", None
     if schema.id_col:
-        rid = _cell_text(row.get(schema.id_col))
+        raw_id = row.get(schema.id_col)
+        kind = _kind(raw_id)
+        if kind not in (None, "a number"):
+            return f"id in column {schema.id_col!r} is {kind}, not a string or number", None
+        rid = _cell_text(raw_id)
         if rid is None or not rid.strip():
             return f"empty id in column {schema.id_col!r}", None
+        problem = _unicode_problem(rid, schema.id_col)
+        if problem:
+            return problem, None
         rid = rid.strip()
     else:
         rid = str(rownum)
@@ -297,8 +552,8 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
 def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in row.items():
-        if isinstance(v, str) and _has_undecodable(v):
-            v = v.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+        if isinstance(v, (str, dict, list)):
+            v = _clean_nested(v)
         elif isinstance(v, float) and math.isnan(v):
             v = None
         elif hasattr(v, "item") and not isinstance(v, (list, dict, str)):
@@ -306,7 +561,7 @@ def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:
                 v = v.item()
             except (ValueError, AttributeError):
                 v = str(v)
-        out[str(k)] = v
+        out[_clean_unicode(str(k))] = v
     return out
 
 

@@ -175,7 +175,7 @@ class MaskedLMScorer:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from cfaug.judges.models import torch_device
+        from cfaug.judges.models import quiet_transformers, torch_device
 
         p = Path(path).expanduser()
         if not p.is_dir():
@@ -185,6 +185,7 @@ class MaskedLMScorer:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = p
         self.device = torch_device(device)
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
         self.model = AutoModelForMaskedLM.from_pretrained(str(p), local_files_only=True).to(self.device).eval()
         if self.tokenizer.mask_token_id is None:

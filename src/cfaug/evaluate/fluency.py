@@ -21,7 +21,7 @@ from typing import Any
 
 from cfaug.evaluate.ngram_lm import NgramLM
 from cfaug.evaluate.result import MetricResult, mean_of
-from cfaug.judges.models import resolve_local_model, torch_device, weights_hash
+from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
 
 
 class CausalLMScorer:
@@ -35,6 +35,7 @@ class CausalLMScorer:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = resolve_local_model(path, "language model")
         self.device = torch_device(device)
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForCausalLM.from_pretrained(str(self.path), local_files_only=True)
         self.model.to(self.device).eval()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from cfaug.judges.base import JudgeInput, LabelJudge, predict_labels  # noqa: F401  (re-exported)
-from cfaug.judges.models import resolve_local_model, torch_device
+from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device
 
 PAIR_SEP = " [SEP] "
 
@@ -124,6 +124,7 @@ class HFClassifierJudge:
         self.path = resolve_local_model(path, "classifier")
         self.device = torch_device(device)
         self.batch_size, self.max_length = batch_size, max_length
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForSequenceClassification.from_pretrained(str(self.path), local_files_only=True)
         self.model.to(self.device).eval()

@@ -57,3 +57,14 @@ def weights_hash(path: str | os.PathLike[str]) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()[:16]
+
+
+def quiet_transformers() -> None:
+    """Switch off transformers' own progress bars (the "Loading weights" bar printed by every
+    ``from_pretrained`` in transformers 5, and huggingface_hub's bars, which transformers turns off with
+    them). cfaug shows its own progress (``--no-progress`` silences it); a model load is not a step the user
+    needs to watch. Call before loading a model; it takes effect for the whole process."""
+    from transformers.utils import logging as hf_logging
+
+    if hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device
+from cfaug.judges.models import default_encoder_path, quiet_transformers, resolve_local_model, torch_device
 
 try:  # C++ implementation when available; the pure-Python one below gives the same numbers
     from rapidfuzz.distance.Levenshtein import distance as _fast_levenshtein
@@ -65,6 +65,7 @@ class SentenceEncoder:
         resolve_local_model(self.path, "sentence encoder")
         self.device = torch_device(device)
         self.batch_size = batch_size
+        quiet_transformers()
         self.model = SentenceTransformer(str(self.path), device=self.device)
         self._memo: dict[str, np.ndarray] = {}
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from cfaug.judges.models import default_encoder_path, resolve_local_model, torch_device, weights_hash
+from cfaug.judges.models import (default_encoder_path, quiet_transformers, resolve_local_model, torch_device,
+                                 weights_hash)
 
 
 class TokenEncoder:
@@ -38,6 +39,7 @@ class TokenEncoder:
         self.path = resolve_local_model(path, "token encoder") if path else default_encoder_path()
         self.layer, self.batch_size = layer, batch_size
         self.device = torch_device(device)
+        quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True).to(self.device).eval()
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length

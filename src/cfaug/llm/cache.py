@@ -7,11 +7,16 @@ lives in the user cache folder by default (:func:`default_cache_dir`) and is sha
 Concurrency: the file is in WAL mode, so readers never wait for the writer and several processes may
 use it at once. Lookups run on the caller's thread (a primary-key read takes microseconds); writes go to
 a background thread that commits them in batches, so the event loop never waits for the disk.
+
+Only answers are stored: a failed request raises and leaves nothing behind, and an answer that proved
+unusable (it never parsed, so its item failed) is deleted again (:meth:`ResponseCache.delete`), so a
+retry of that item asks the model again instead of replaying the failure.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -89,7 +94,8 @@ class ResponseCache:
             raise LLMConfigError(
                 f"{self.path} is not a usable cache database ({exc}); delete it or choose another --cache-dir"
             ) from exc
-        self._queue: queue.SimpleQueue[tuple[str, str, str, str] | threading.Event | None] = queue.SimpleQueue()
+        # (key, backend, model, response) writes, (key,) deletes, flush events, None to stop
+        self._queue: queue.SimpleQueue[tuple[str, ...] | threading.Event | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._write_error: BaseException | None = None
         self._lock = threading.Lock()
@@ -122,6 +128,15 @@ class ResponseCache:
             raise LLMConfigError(f"writing the LLM cache {self.path} failed: {self._write_error}")
         self._ensure_writer()
         self._queue.put((key, backend, model, json.dumps(response, ensure_ascii=False)))
+
+    def delete(self, key: str) -> None:
+        """Drop the answer stored under ``key`` (queued after any write of it, like a put)."""
+        if self._closed:
+            raise RuntimeError("the LLM cache is closed")
+        if self._write_error is not None:
+            raise LLMConfigError(f"writing the LLM cache {self.path} failed: {self._write_error}")
+        self._ensure_writer()
+        self._queue.put((key,))
 
     def flush(self) -> None:
         """Block until every queued write is committed."""
@@ -161,7 +176,7 @@ class ResponseCache:
                     # let writes pile up for a moment: one commit for many answers, and producers that
                     # find no thread waiting on the queue put without waking anyone
                     time.sleep(self.BATCH_SECONDS)
-                rows: list[tuple[str, str, str, str]] = []
+                rows: list[tuple[str, ...]] = []
                 events: list[threading.Event] = []
                 stop = False
                 while True:
@@ -184,14 +199,19 @@ class ResponseCache:
         finally:
             conn.close()
 
-    def _write(self, conn: sqlite3.Connection, rows: list[tuple[str, str, str, str]]) -> None:
+    def _write(self, conn: sqlite3.Connection, rows: list[tuple[str, ...]]) -> None:
         now = time.time()
         for attempt in range(5):
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany(
-                    "INSERT OR REPLACE INTO responses (key, created, backend, model, response) VALUES (?, ?, ?, ?, ?)",
-                    [(k, now, b, m, r) for k, b, m, r in rows])
+                # in queue order: a delete after a write of the same key wins, and the other way round
+                for is_put, group in itertools.groupby(rows, key=lambda r: len(r) == 4):
+                    if is_put:
+                        conn.executemany(
+                            "INSERT OR REPLACE INTO responses (key, created, backend, model, response) "
+                            "VALUES (?, ?, ?, ?, ?)", [(k, now, b, m, r) for k, b, m, r in group])
+                    else:
+                        conn.executemany("DELETE FROM responses WHERE key = ?", [(r[0],) for r in group])
                 conn.execute("COMMIT")
                 return
             except sqlite3.OperationalError as exc:

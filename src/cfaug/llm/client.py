@@ -5,12 +5,17 @@ cache (a hit returns at once and costs nothing), de-duplication of identical req
 budget guard, the concurrency limit, the RPM/TPM limits, then the backend (which retries transient
 failures). Every answer is counted in the usage ledger under the client's ``tag`` (the method name) and
 the call's ``purpose``.
+
+Answers are scrubbed of the credentials in use (API key, URL passwords) before they are cached or
+returned; an answer that proved unusable is dropped from the cache with :meth:`LLMClient.forget`. Given a
+``usage_file`` (``<run dir>/llm_usage.json``), usage and the budget cover every session of the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cfaug.llm.backends import BACKENDS, Backend
@@ -18,6 +23,7 @@ from cfaug.llm.cache import ResponseCache, fingerprint
 from cfaug.llm.errors import LLMConfigError
 from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
 from cfaug.llm.ratelimit import Limits
+from cfaug.llm.redact import redact_secrets
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Completion, Message, Request, estimate_tokens
 from cfaug.registry import RegistryError
@@ -43,7 +49,9 @@ class LLMClient:
             raise LLMConfigError(
                 f"--max-budget needs a price for model {backend.model!r}; add it to a price table "
                 f"(--price-table FILE with '{backend.model}: {{input: USD per 1M tokens, output: ...}}')")
-        self.budget = BudgetGuard(max_budget) if max_budget is not None else None
+        # the budget covers the whole run: what earlier sessions spent (a ledger with a file) counts
+        self.budget = BudgetGuard(max_budget, spent=self.ledger.spent) if max_budget is not None else None
+        self._secrets = [s for s in backend.secrets if s]
         self._sem: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._backend_id = backend.kind
@@ -70,6 +78,8 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 completion = Completion.from_cache(hit)
+                completion.cache_key = key
+                self._scrub(completion)  # an entry written before answers were scrubbed
                 self.ledger.record(completion, self.tag, purpose)
                 return completion
         shared = self._inflight.get(key)
@@ -87,6 +97,7 @@ class LLMClient:
         self._inflight[key] = fut
         try:
             completion = await self._call(request, purpose)
+            completion.cache_key = key
         except asyncio.CancelledError:
             fut.cancel()
             raise
@@ -123,10 +134,27 @@ class LLMClient:
             if self.budget is not None:
                 await self.budget.settle(reserved, 0.0)
             raise
+        self._scrub(completion)
         cost = self.ledger.record(completion, self.tag, purpose)
         if self.budget is not None:
             await self.budget.settle(reserved, cost)
         return completion
+
+    def _scrub(self, completion: Completion) -> None:
+        """Mask the credentials in use in what a server sent back, before it is cached or returned. The
+        answer's text loses only the exact secrets (patterns could hit ordinary words of an answer)."""
+        if self._secrets and any(s in completion.text for s in self._secrets):
+            completion.text = redact_secrets(completion.text, self._secrets, patterns=False)
+        if completion.model:
+            completion.model = redact_secrets(completion.model, self._secrets)
+
+    def forget(self, completions: Iterable[Completion]) -> None:
+        """Drop these answers from the cache (they proved unusable, e.g. never parsed): the next time the
+        same requests are made, they are sent to the model instead of replaying the failure."""
+        if self.cache is None:
+            return
+        for key in dict.fromkeys(c.cache_key for c in completions if c.cache_key):
+            self.cache.delete(key)
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
@@ -138,6 +166,7 @@ class LLMClient:
         await self.backend.aclose()
         if self.cache is not None:
             await asyncio.to_thread(self.cache.flush)
+        self.ledger.save()
         self._sem = None  # loop-bound: a later event loop makes new ones
         if self.budget is not None:
             self.budget.loop_closed()
@@ -147,14 +176,21 @@ class LLMClient:
         if self.closed:
             return
         self.closed = True
-        self.backend.close()
-        if self.cache is not None:
-            self.cache.close()
+        try:
+            self.ledger.save()
+        finally:
+            self.backend.close()
+            if self.cache is not None:
+                self.cache.close()
 
 
-def create_client(settings: LLMSettings, *, tag: str = "default") -> LLMClient:
+def create_client(settings: LLMSettings, *, tag: str = "default",
+                  usage_file: str | os.PathLike[str] | None = None) -> LLMClient:
     """Build a client from settings: resolve backend and model, read the key from the environment, open
-    the cache, load prices. Raises :class:`~cfaug.llm.errors.LLMConfigError` on anything unusable."""
+    the cache, load prices. Raises :class:`~cfaug.llm.errors.LLMConfigError` on anything unusable.
+
+    ``usage_file``: the run's usage ledger (``<run dir>/llm_usage.json``, :data:`~cfaug.llm.ledger.USAGE_FILE`);
+    earlier sessions' usage is loaded from it, so the report and ``max_budget`` cover the whole run."""
     s = settings.resolved()
     try:
         backend_cls = BACKENDS.get(s.backend)
@@ -162,8 +198,8 @@ def create_client(settings: LLMSettings, *, tag: str = "default") -> LLMClient:
         raise LLMConfigError(str(exc)) from None
     backend = backend_cls(s)
     backend.check()
+    ledger = UsageLedger(s.model, PriceTable.load(s.price_table), path=usage_file)
     cache = ResponseCache(s.cache_dir) if s.cache else None
-    ledger = UsageLedger(s.model, PriceTable.load(s.price_table))
     limits = Limits(s.rpm, s.tpm)
     return LLMClient(backend, cache=cache, ledger=ledger, concurrency=s.concurrency, refresh=s.refresh,
                      max_budget=s.max_budget, limits=limits, tag=tag)

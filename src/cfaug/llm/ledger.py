@@ -13,9 +13,14 @@ A model with no price has an *unknown* cost, reported as such, never as zero.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fnmatch
+import json
+import os
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cfaug.config import ConfigFileError, read_mapping
@@ -111,18 +116,106 @@ class UsageCounts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-@dataclass
+#: The ledger's file in a run directory: usage of every session of the run, so figures and the budget
+#: cover the whole run, not only its last session.
+USAGE_FILE = "llm_usage.json"
+_USAGE_VERSION = 1
+
+
 class UsageLedger:
-    """Usage of one model, broken down by (tag, purpose); ``tag`` is usually the method name."""
+    """Usage of one model, broken down by (tag, purpose); ``tag`` is usually the method name.
 
-    model: str
-    prices: PriceTable = field(default_factory=PriceTable)
-    unparsed: int = 0
+    With a ``path`` (``<run dir>/llm_usage.json``, see :data:`USAGE_FILE`), the ledger is cumulative over
+    the sessions of a run: the figures of earlier sessions are loaded on creation, :meth:`report` and
+    :attr:`spent` include them, and the file is rewritten (atomically) at most every
+    :attr:`SAVE_SECONDS` while answers arrive and by :meth:`save` when the client closes. A process killed
+    outright loses at most the last :attr:`SAVE_SECONDS` of counting.
 
-    def __post_init__(self) -> None:
+    Unreadable answers are counted twice: ``llm_unparsed_answers`` (questions whose every attempt was
+    unreadable) and ``llm_unparsed_items`` (distinct work items with at least one such question in their
+    latest attempt; an item run again starts with a clean slate, see :meth:`item_started`).
+    """
+
+    #: Least time between two writes of the file while answers arrive.
+    SAVE_SECONDS = 0.5
+
+    def __init__(self, model: str, prices: PriceTable | None = None,
+                 path: str | os.PathLike[str] | None = None) -> None:
+        self.model = model
+        self.prices = prices if prices is not None else PriceTable()
         self.price = self.prices.get(self.model)
-        self._counts: dict[tuple[str, str], UsageCounts] = {}
+        self.path = Path(path) if path is not None else None
+        self._counts: dict[tuple[str, str], UsageCounts] = {}   # this session
+        self._earlier: dict[tuple[str, str], UsageCounts] = {}  # earlier sessions of the run
+        self.earlier_sessions = 0
+        self.unparsed_answers = 0          # this session
+        self._earlier_unparsed_answers = 0
+        self._unparsed_items: set[str] = set()  # item keys, all sessions (latest attempt of each item)
+        self._anonymous_unparsed = 0       # unreadable questions asked outside any item, all sessions
+        self._dirty = False
+        self._saved_at = 0.0
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
 
+    # -- persistence ---------------------------------------------------------------------------------
+    def _load(self, path: Path) -> None:
+        problem = f"{path} is not a usable LLM usage file; delete it to count this run's usage afresh"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise LLMConfigError(f"{problem} ({exc})") from None
+        if not isinstance(data, dict) or data.get("version") != _USAGE_VERSION:
+            raise LLMConfigError(f"{problem} (unknown format)")
+        try:
+            for entry in data.get("usage", []):
+                counts = UsageCounts(**{k: entry[k] for k in UsageCounts.__dataclass_fields__ if k in entry})
+                self._earlier.setdefault((str(entry["tag"]), str(entry["purpose"])), UsageCounts()).add(counts)
+            self.earlier_sessions = int(data.get("sessions", 0))
+            self._earlier_unparsed_answers = int(data.get("unparsed_answers", 0))
+            self._unparsed_items = {str(k) for k in data.get("unparsed_items", [])}
+            self._anonymous_unparsed = int(data.get("unparsed_without_item", 0))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LLMConfigError(f"{problem} ({type(exc).__name__}: {exc})") from None
+
+    def save(self, force: bool = True) -> None:
+        """Write the file (when the ledger has one and something changed). Without ``force``, only when the
+        last write is at least :attr:`SAVE_SECONDS` old; a failed unforced write is tried again later."""
+        if self.path is None or not self._dirty:
+            return
+        now = time.monotonic()
+        if not force and now - self._saved_at < self.SAVE_SECONDS:
+            return
+        merged = self._merged()
+        data = {
+            "version": _USAGE_VERSION,
+            "model": self.model,
+            "price": dataclasses.asdict(self.price) if self.price is not None else None,
+            "sessions": self.earlier_sessions + 1,
+            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "usage": [{"tag": tag, "purpose": purpose, **dataclasses.asdict(c)}
+                      for (tag, purpose), c in sorted(merged.items())],
+            "unparsed_answers": self._earlier_unparsed_answers + self.unparsed_answers,
+            "unparsed_items": sorted(self._unparsed_items),
+            "unparsed_without_item": self._anonymous_unparsed,
+        }
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            if force:
+                raise LLMConfigError(f"cannot write the LLM usage file {self.path}: {exc}") from exc
+            return
+        self._dirty = False
+        self._saved_at = now
+
+    def _changed(self) -> None:
+        self._dirty = True
+        if self.path is not None:
+            self.save(force=False)
+
+    # -- counting ------------------------------------------------------------------------------------
     def _bucket(self, tag: str, purpose: str) -> UsageCounts:
         key = (tag, purpose)
         counts = self._counts.get(key)
@@ -137,6 +230,7 @@ class UsageLedger:
             c.cache_hits += 1
             c.cached_tokens_in += completion.tokens_in
             c.cached_tokens_out += completion.tokens_out
+            self._changed()
             return 0.0
         c.requests += 1
         c.retries += max(0, completion.attempts - 1)
@@ -145,7 +239,28 @@ class UsageLedger:
         c.usage_estimated += completion.usage_estimated
         cost = self.price.cost(completion.tokens_in, completion.tokens_out) if self.price else 0.0
         c.cost += cost
+        self._changed()
         return cost
+
+    def item_started(self, item: str) -> None:
+        """Work item ``item`` is being run (again): forget that an earlier attempt had unreadable answers."""
+        if item in self._unparsed_items:
+            self._unparsed_items.discard(item)
+            self._changed()
+
+    def record_unparsed(self, item: str | None) -> None:
+        """A question got no readable answer in any attempt, while working on ``item`` (None: outside any
+        work item; each such question then counts as an item of its own)."""
+        self.unparsed_answers += 1
+        if item is None:
+            self._anonymous_unparsed += 1
+        else:
+            self._unparsed_items.add(item)
+        self._changed()
+
+    @property
+    def unparsed_items(self) -> int:
+        return len(self._unparsed_items) + self._anonymous_unparsed
 
     def worst_case_cost(self, request: Request, default_max_tokens: int) -> float:
         """An upper bound of what ``request`` can cost: every prompt byte a token, plus formatting, plus
@@ -157,7 +272,23 @@ class UsageLedger:
         tokens_out = request.max_tokens if request.max_tokens is not None else default_max_tokens
         return self.price.cost(tokens_in, tokens_out)
 
+    # -- figures -------------------------------------------------------------------------------------
+    def _merged(self) -> dict[tuple[str, str], UsageCounts]:
+        merged: dict[tuple[str, str], UsageCounts] = {}
+        for source in (self._earlier, self._counts):
+            for key, c in source.items():
+                merged.setdefault(key, UsageCounts()).add(c)
+        return merged
+
     def totals(self) -> UsageCounts:
+        """Usage of the whole run (every session when the ledger has a file)."""
+        total = UsageCounts()
+        for c in (*self._earlier.values(), *self._counts.values()):
+            total.add(c)
+        return total
+
+    def session_totals(self) -> UsageCounts:
+        """Usage of this session only."""
         total = UsageCounts()
         for c in self._counts.values():
             total.add(c)
@@ -165,10 +296,18 @@ class UsageLedger:
 
     @property
     def spent(self) -> float:
+        """Cost of the whole run so far (earlier sessions included)."""
         return self.totals().cost
 
+    @property
+    def spent_earlier(self) -> float:
+        """Cost of the earlier sessions of the run."""
+        return sum(c.cost for c in self._earlier.values())
+
     def report(self) -> dict[str, Any]:
-        """Flat figures for the run summary (and a per-purpose breakdown when there is more than one)."""
+        """Flat figures for the run summary: the whole run's (every session's, when the ledger has a file),
+        this session's when there were earlier ones, and a per-purpose breakdown when there is more than
+        one."""
         t = self.totals()
         out: dict[str, Any] = {
             "llm_model": self.model,
@@ -184,16 +323,45 @@ class UsageLedger:
         if t.cache_hits:
             saved = self.price.cost(t.cached_tokens_in, t.cached_tokens_out) if self.price else None
             out["llm_cache_saved_usd"] = round(saved, 6) if saved is not None else "unknown"
-        if self.unparsed:
-            out["llm_unparsed_items"] = self.unparsed
-        if len(self._counts) > 1:
-            out["llm_usage"] = {f"{tag}/{purpose}": {k: getattr(c, k) for k in c.__dataclass_fields__}
-                                for (tag, purpose), c in sorted(self._counts.items())}
+        if self.unparsed_items:
+            out["llm_unparsed_items"] = self.unparsed_items
+        unparsed_answers = self._earlier_unparsed_answers + self.unparsed_answers
+        if unparsed_answers:
+            out["llm_unparsed_answers"] = unparsed_answers
+        if self.earlier_sessions:
+            s = self.session_totals()
+            out["llm_sessions"] = self.earlier_sessions + 1
+            out["llm_session_requests"] = s.requests
+            out["llm_session_cost_usd"] = round(s.cost, 6) if self.price else "unknown"
+        merged = self._merged()
+        if len(merged) > 1:
+            out["llm_usage"] = {f"{tag}/{purpose}": dataclasses.asdict(c) for (tag, purpose), c in sorted(merged.items())}
         return out
 
 
+def read_usage(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The usage figures (as :meth:`UsageLedger.report` gives them) kept in ``run_dir``, or ``{}`` when the
+    run made no LLM call: for a summary written without running the method (a rerun of a finished run)."""
+    path = Path(run_dir) / USAGE_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        model, price = str(data.get("model", "")), data.get("price")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    prices = PriceTable({model: price}, source=str(path)) if isinstance(price, Mapping) else PriceTable({})
+    ledger = UsageLedger(model, prices, path=path)
+    out = ledger.report()  # the file's sessions all count as earlier ones: drop the (empty) session figures
+    for key in ("llm_sessions", "llm_session_requests", "llm_session_cost_usd"):
+        out.pop(key, None)
+    if ledger.earlier_sessions > 1:
+        out["llm_sessions"] = ledger.earlier_sessions
+    return out
+
+
 class BudgetGuard:
-    """Keeps spending under ``limit``: a request reserves its worst-case cost before it is sent and
+    """Keeps spending under ``limit`` (``spent``: what the run spent before, in earlier sessions): a request reserves its worst-case cost before it is sent and
     settles to its real cost when answered. When a reservation does not fit, it waits for requests in
     flight to settle; if it still does not fit with nothing in flight, the budget is spent and every
     caller gets :class:`BudgetExceeded`."""
@@ -201,6 +369,7 @@ class BudgetGuard:
     def __init__(self, limit: float, spent: float = 0.0) -> None:
         self.limit = limit
         self.spent = spent
+        self.earlier = spent  # spent before this guard started (earlier sessions of the run)
         self.reserved = 0.0
         self.in_flight = 0
         self.exhausted: str | None = None
@@ -218,9 +387,10 @@ class BudgetGuard:
                     self.in_flight += 1
                     return
                 if self.in_flight == 0:
+                    earlier = f" ({self.earlier:.6f} of it in earlier sessions of this run)" if self.earlier else ""
                     self.exhausted = (
-                        f"budget of {self.limit:g} USD reached: {self.spent:.6f} spent, the next request could cost "
-                        f"up to {amount:.6f}")
+                        f"budget of {self.limit:g} USD reached: {self.spent:.6f} spent{earlier}, the next request "
+                        f"could cost up to {amount:.6f}")
                     self._cond.notify_all()
                     raise BudgetExceeded(self.exhausted)
                 await self._cond.wait()

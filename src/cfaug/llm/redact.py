@@ -8,9 +8,10 @@ written; :func:`redact_argv` to the command line recorded in a run's manifest.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Sequence
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "[redacted]"
 
@@ -27,19 +28,49 @@ _PATTERNS = (
 )
 
 
-def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+#: A "word" of a server's text, for spotting half-masked echoes of a key (``sk-ab****wxyz``).
+_TOKEN = re.compile(r"[^\s'\",:;()\[\]{}<>=]+")
+
+
+def redact_secrets(text: str, secrets: Iterable[str | None] = (), *, patterns: bool = True) -> str:
     """``text`` with credentials replaced by ``[redacted]``: the exact ``secrets`` given (the API key in use,
-    say), authorization and api-key headers, bearer tokens, key-shaped strings and ``user:password@`` in
-    URLs."""
+    say), and, with ``patterns`` (the default), also words sharing the first 6 or the last 4 characters of
+    a secret of 8 characters or more (servers echo keys half-masked), authorization and api-key headers,
+    bearer tokens, key-shaped strings and ``user:password@`` in URLs.
+
+    ``patterns=False`` masks only the exact secrets: for texts that are content, such as a model's answer,
+    where a pattern could hit ordinary words."""
     if not text:
         return text
     out = str(text)
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            out = out.replace(secret, MASK)
+    keys = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+    for secret in keys:
+        out = out.replace(secret, MASK)
+    if not patterns:
+        return out
+    long_keys = [k for k in keys if len(k) >= 8]
+    if long_keys:
+        def scrub(m: re.Match[str]) -> str:
+            word = m.group(0)
+            core = word.rstrip(".!?")
+            if len(core) >= 6 and any(core[:6] == k[:6] or core[-4:] == k[-4:] for k in long_keys):
+                return MASK + word[len(core):]
+            return word
+        out = _TOKEN.sub(scrub, out)
     for pattern in _PATTERNS:
         out = pattern.sub(lambda m: m.group(1) + MASK + ("@" if m.group(0).endswith("@") else ""), out)
     return out
+
+
+def userinfo_secrets(url: str) -> list[str]:
+    """What of ``url``'s ``user:password@`` must not be shown: the password (as written and decoded), the
+    ``user:password`` pair and its base64 form (an echoed ``Authorization: Basic`` header)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return []
+    user, password = unquote(parts.username or ""), unquote(parts.password)
+    pair = f"{user}:{password}"
+    return [s for s in {parts.password, password, pair, base64.b64encode(pair.encode("utf-8")).decode("ascii")} if s]
 
 
 def strip_userinfo(url: str) -> str:
@@ -47,12 +78,9 @@ def strip_userinfo(url: str) -> str:
     if not url or "@" not in url:
         return url
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
+    if "@" not in parts.netloc:
         return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:

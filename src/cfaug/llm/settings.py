@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cfaug.llm.errors import LLMConfigError
+from cfaug.llm.redact import strip_userinfo
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: Environment variables read when no base URL / model is given.
@@ -93,8 +94,13 @@ class LLMSettings:
                 raise LLMConfigError(f"llm setting {name} must be positive, got {value}")
         for url in self.base_url:
             parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise LLMConfigError(f"llm base URL {url!r} is not an http(s) URL like http://localhost:8000/v1")
+            try:
+                parts.port  # noqa: B018 - raises on a port that is not a number
+            except ValueError:
+                raise LLMConfigError(f"llm base URL {strip_userinfo(url)!r} has an invalid port") from None
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise LLMConfigError(
+                    f"llm base URL {strip_userinfo(url)!r} is not an http(s) URL like http://localhost:8000/v1")
 
     # -- resolution ----------------------------------------------------------------------------------
     def resolved(self) -> LLMSettings:
@@ -124,7 +130,7 @@ class LLMSettings:
     def public(self) -> dict[str, Any]:
         """The settings as recorded in a run manifest: no secrets (base URLs lose any user:password)."""
         d = dataclasses.asdict(self)
-        d["base_url"] = [redact_url(u) for u in self.base_url]
+        d["base_url"] = [strip_userinfo(u) for u in self.base_url]
         return d
 
     def identity(self) -> dict[str, Any]:
@@ -152,11 +158,8 @@ def split_urls(values: list[str] | str | None) -> list[str]:
 
 
 def redact_url(url: str) -> str:
-    """The URL without a ``user:password@`` part."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit((parts.scheme, "***@" + parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))
+    """The URL without a ``user:password@`` part (:func:`cfaug.llm.redact.strip_userinfo`)."""
+    return strip_userinfo(url)
 
 
 def _convert(name: str, value: Any, f: dataclasses.Field) -> Any:

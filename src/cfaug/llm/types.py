@@ -53,7 +53,8 @@ class Completion:
     """An answer. ``tokens_in``/``tokens_out`` come from the backend; ``usage_estimated`` is True when
     the backend did not report them and they were estimated from the text (4 characters per token).
     ``cached`` is True when the answer came from the request cache (no request was made).
-    ``attempts`` counts HTTP attempts (1 = no retry)."""
+    ``attempts`` counts HTTP attempts (1 = no retry). ``cache_key`` is the request's fingerprint, set by
+    the client (it is how an answer that proved unusable is dropped from the cache)."""
 
     text: str
     tokens_in: int = 0
@@ -63,6 +64,7 @@ class Completion:
     cached: bool = False
     usage_estimated: bool = False
     attempts: int = 1
+    cache_key: str | None = field(default=None, compare=False, repr=False)
 
     def to_cache(self) -> dict[str, Any]:
         return {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,

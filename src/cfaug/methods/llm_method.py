@@ -8,26 +8,37 @@ A method built on it sets ``name``, ``Config`` (a dataclass extending :class:`LL
     ... Counterfactual(item.record, {...: answer.value}, item.target, self.name, {"llm": answer.provenance()})
 
 The runner calls ``prepare`` (builds the client: a wrong key variable or model fails here, before any
-work; the run's ``--concurrency`` bounds requests in flight), then ``agenerate`` concurrently, then
-``aclose``, ``report`` and ``close``.
+work; the run's ``--concurrency`` bounds requests in flight; a ``ctx.run_dir`` keeps the usage ledger in
+the run directory, so usage and ``--max-budget`` cover every session of the run), then ``agenerate``
+concurrently, then ``aclose``, ``report`` and ``close``.
+
+Every subclass's ``agenerate`` runs inside an *item scope* (wrapped when the class is defined): unreadable
+answers are counted per work item (``llm_unparsed_items``), and when the item fails, the answers that
+never parsed are dropped from the request cache, so ``--retry-failed`` asks the model again instead of
+replaying the failure. An item that finishes keeps every answer cached (a rerun makes no request).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.client import LLMClient, create_client
 from cfaug.llm.errors import LLMConfigError, ParseError, UnparsedAnswer
+from cfaug.llm.ledger import USAGE_FILE
 from cfaug.llm.parsers import Parser, get_parser
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.llm.types import Completion, Message
-from cfaug.config import config_dict
+from cfaug.config import ConfigError, config_dict, param
 from cfaug.methods.base import Method
 from cfaug.registry import RegistryError
 from cfaug.training.context import StageContext
@@ -43,11 +54,14 @@ class LLMConfig:
     most 4096); ``parse_retries``: how often an unreadable answer is sent back with a reminder.
     """
 
-    llm: dict[str, Any] = field(default_factory=dict)
-    prompt: str | None = None
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    parse_retries: int = 2
+    llm: dict[str, Any] = param(default_factory=dict, help="backend settings, filled from the --llm-* flags "
+                                "(base_url, model, api_key_env, cache_dir, max_budget...; see docs/llm.md)")
+    prompt: str | None = param(None, "a prompt template name or .j2 path replacing the method's main prompt")
+    temperature: float = param(0.0, "sampling temperature of the main requests", min=0.0, max=2.0)
+    max_tokens: int | None = param(None, "answer length limit (none: a third of the edited text's characters plus "
+                                   "64, at most 4096)", min=1)
+    parse_retries: int = param(2, "times an unreadable answer is sent back with a reminder of the format", min=0,
+                               max=10)
 
 
 @dataclass
@@ -70,16 +84,63 @@ class Answer:
         }
 
 
+@dataclass
+class _ItemScope:
+    """The work item an ``agenerate`` call is working on, and the answers of its questions that never
+    parsed (dropped from the cache if the item fails)."""
+
+    key: str
+    unparsed: list[Completion] = field(default_factory=list)
+
+
+#: The item scope of the running task (asyncio tasks inherit it, so ``gather`` inside an item keeps it).
+_ITEM: contextvars.ContextVar[_ItemScope | None] = contextvars.ContextVar("cfaug_llm_item", default=None)
+
+
+def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``agenerate(self, item, task)`` so it runs in an item scope (see the module docstring)."""
+    if getattr(agenerate, "_cfaug_item_scope", False):
+        return agenerate
+
+    @functools.wraps(agenerate)
+    async def wrapper(self: LLMMethod, item: WorkItem, task: Task) -> Any:
+        current = _ITEM.get()
+        if current is not None and current.key == item.key:  # super().agenerate: the same scope
+            return await agenerate(self, item, task)
+        scope = _ItemScope(item.key)
+        token = _ITEM.set(scope)
+        try:
+            self.client.ledger.item_started(item.key)
+            return await agenerate(self, item, task)
+        except Exception as exc:
+            # the item failed (a run-stopping error leaves it unfinished, to be resumed as it was)
+            aborts = isinstance(exc, ConfigError) or getattr(exc, "aborts_run", False)
+            if scope.unparsed and self._client is not None and not aborts:
+                self._client.forget(scope.unparsed)
+            raise
+        finally:
+            _ITEM.reset(token)
+
+    wrapper._cfaug_item_scope = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 class LLMMethod(Method):
     """Base class of methods that call a language model through :mod:`cfaug.llm`."""
 
     Config: ClassVar[type] = LLMConfig
     work_unit: ClassVar[str] = "item"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "agenerate" in cls.__dict__:
+            cls.agenerate = _in_item_scope(cls.__dict__["agenerate"])  # type: ignore[method-assign]
+
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
         self.settings = LLMSettings.from_mapping(self.config.llm)
         self._client: LLMClient | None = None
+        self._usage_file: Path | None = None
         self._prompts: dict[str, Prompt] = {}
         self._parsers: dict[str, Parser] = {}
         if self.config.parse_retries < 0:
@@ -97,16 +158,19 @@ class LLMMethod(Method):
         self.check_task(task)
         if ctx.concurrency is not None and self._client is None:
             self.settings = dataclasses.replace(self.settings, concurrency=int(ctx.concurrency))
+        if ctx.run_dir is not None and self._client is None:
+            self._usage_file = Path(ctx.run_dir) / USAGE_FILE
         client = self.client
         return {"llm": {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
                         "cache": str(client.cache.path) if client.cache is not None else None,
-                        "price_table": client.ledger.prices.source}}
+                        "price_table": client.ledger.prices.source,
+                        "usage_file": str(client.ledger.path) if client.ledger.path is not None else None}}
 
     @property
     def client(self) -> LLMClient:
         """The LLM client, created on first use."""
         if self._client is None:
-            self._client = create_client(self.settings, tag=self.name)
+            self._client = create_client(self.settings, tag=self.name, usage_file=self._usage_file)
         return self._client
 
     def report(self) -> dict[str, Any]:
@@ -165,7 +229,12 @@ class LLMMethod(Method):
                             {"role": "user", "content": parser_obj.reminder(**ctx)}]
                 continue
             return Answer(value, completion.text, completions, prompt.name)
-        self.client.ledger.unparsed += 1
+        scope = _ITEM.get()
+        self.client.ledger.record_unparsed(scope.key if scope is not None else None)
+        if scope is not None:
+            scope.unparsed.extend(completions)  # dropped from the cache if the item fails
+        else:
+            self.client.forget(completions)  # outside an item: a failure is a failure, never replayed
         raise UnparsedAnswer(
             f"no readable answer in {len(completions)} attempt(s) (prompt {prompt.name}): {reasons[-1]}",
             {"prompt": prompt.name, "answers": [c.text for c in completions], "reasons": reasons})

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cfaug.config import param
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
@@ -34,7 +35,8 @@ class ZeroShot(LLMMethod):
     class Config(LLMConfig):
         """``samples``: answers drawn per item (use a temperature above 0 to make them differ)."""
 
-        samples: int = 1
+        samples: int = param(1, "answers drawn per item (use a temperature above 0 to make them differ)", min=1,
+                             max=20)
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)

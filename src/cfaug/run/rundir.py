@@ -7,6 +7,7 @@ Layout::
     results.jsonl   one line per finished work item (key, status, counterfactual rows)
     rejects.jsonl   input rows that were not used, with file, row and problem
     summary.json    the end-of-run summary
+    lock            while a run uses the directory: its pid, host and start time (see :meth:`RunDir.lock`)
 
 A killed run is resumed by running the same command again: finished items (lines of
 ``results.jsonl``) are skipped, a half-written last line is discarded.
@@ -14,19 +15,42 @@ A killed run is resumed by running the same command again: finished items (lines
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
+import sys
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from cfaug.llm.ledger import USAGE_FILE
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the O_EXCL lock file below is used instead
+    fcntl = None  # type: ignore[assignment]
+
+#: config keys recorded for information but left out of the identity compared on resume: the input is
+#: compared by its content hash, not by how its path was spelled, and a changed ``limit`` only adds or
+#: leaves out items (finished items are keyed by item)
+NOT_IDENTITY = ("input", "limit")
 
 
 class RunDirError(RuntimeError):
     """The run directory belongs to a different configuration or input."""
 
 
+class RunDirLocked(RunDirError):
+    """Another process is using the run directory."""
+
+
 class RunDir:
     RESULTS = "results.jsonl"
+    LOCK = "lock"
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -44,21 +68,40 @@ class RunDir:
         cfg_file = self.path / "config.json"
         if cfg_file.exists() and not overwrite:
             old = json.loads(cfg_file.read_text(encoding="utf-8"))
-            new = json.loads(json.dumps(config))
+            new = json.loads(json.dumps(config, default=str))
             if old == new:
                 return
-            if _agrees_with_new_defaults(old, new, json.loads(json.dumps(param_defaults or {}, default=str))):
-                self.write_json("config.json", config)
+            old_id, new_id = _identity(old), _identity(new)
+            if old_id == new_id or _agrees_with_new_defaults(
+                    old_id, new_id, json.loads(json.dumps(param_defaults or {}, default=str))):
+                self.write_json("config.json", config)  # what this run was given (input path, limit...)
                 return
             if self.finished():
                 raise RunDirError(
                     f"{self.path} holds a run with a different configuration (differs in: "
-                    f"{', '.join(_differences(old, new))}); use another --run-dir or pass --overwrite to start it again")
+                    f"{', '.join(_differences(old_id, new_id))}); use another --run-dir or pass --overwrite to "
+                    "start it again")
             overwrite = True
         if overwrite:
-            for name in (self.RESULTS, "rejects.jsonl", "summary.json", "manifest.json"):
+            for name in (self.RESULTS, "rejects.jsonl", "summary.json", "manifest.json", USAGE_FILE, USAGE_FILE + ".tmp"):
                 (self.path / name).unlink(missing_ok=True)
         self.write_json("config.json", config)
+
+    # -- lock --------------------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for this process: a second run on it is refused with a message naming the
+        holder (pid, host, since when). On Linux and other POSIX systems the lock is an ``flock`` on the
+        ``lock`` file, which the kernel releases when the holder dies however it dies; elsewhere (or on a
+        file system without ``flock``) the file is created with ``O_EXCL`` and a lock file whose process
+        is no longer alive on this host is taken over. The file is removed when the lock is released."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        held = _Lock(self.path / self.LOCK, self.path)
+        held.acquire()
+        try:
+            yield
+        finally:
+            held.release()
 
     def write_json(self, name: str, obj: Any) -> None:
         tmp = self.path / (name + ".tmp")
@@ -124,6 +167,16 @@ def _agrees_with_new_defaults(old: dict[str, Any], new: dict[str, Any], defaults
     return {**old, "params": a} == new
 
 
+def _identity(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a config compared on resume: without :data:`NOT_IDENTITY`, and the training data and
+    model by content (hash, fingerprint) rather than by the path they were given as."""
+    out = {k: v for k, v in config.items() if k not in NOT_IDENTITY}
+    for key in ("train_data", "model"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != "path"}
+    return out
+
+
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Keys whose values differ, one level deep inside mappings (``params.min_similarity``)."""
     out = []
@@ -157,3 +210,132 @@ class ResultAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Lock:
+    """The ``lock`` file of a run directory; see :meth:`RunDir.lock`."""
+
+    def __init__(self, path: Path, run_dir: Path) -> None:
+        self.path, self.run_dir = path, run_dir
+        self.fd: int | None = None  # the flocked file, while held
+        self.use_flock = fcntl is not None
+
+    def acquire(self) -> None:
+        for _ in range(20):  # another pass only after losing a race to a holder that released or died
+            if self.use_flock:
+                if self._try_flock():
+                    return
+            elif self._try_exclusive():
+                return
+        raise RunDirLocked(f"{self.run_dir} is in use by another cfaug run; could not lock {self.path}")
+
+    def _try_flock(self) -> bool:
+        """True once locked; False to try again (the file was replaced meanwhile, or ``flock`` is not
+        supported here and the O_EXCL file is used from now on); raises when another process holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                raise RunDirLocked(self._message(_read_holder(self.path))) from None
+            self.use_flock = False  # e.g. ENOLCK on some network file systems
+            return False
+        try:  # the holder we raced with may have removed the file we opened: lock the one that is there
+            same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+        except FileNotFoundError:
+            same = False
+        if not same:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, _holder_json())
+        self.fd = fd
+        return True
+
+    def _try_exclusive(self) -> bool:
+        """True once the lock file is created; False after removing a stale one (try again)."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            holder = _read_holder(self.path)
+            if _stale(holder, self.path):
+                if _read_holder(self.path) == holder:  # still the same dead holder: take it over
+                    try:
+                        os.unlink(self.path)
+                    except FileNotFoundError:
+                        pass
+                return False
+            raise RunDirLocked(self._message(holder, hint=True)) from None
+        try:
+            os.write(fd, _holder_json())
+        finally:
+            os.close(fd)
+        return True
+
+    def release(self) -> None:
+        try:
+            if self.fd is not None:
+                try:  # remove the file while still holding the lock, so nobody locks a removed file
+                    if os.path.samestat(os.fstat(self.fd), os.stat(self.path)):
+                        os.unlink(self.path)
+                except FileNotFoundError:
+                    pass
+            else:
+                self.path.unlink(missing_ok=True)
+        finally:
+            if self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
+
+    def _message(self, holder: dict[str, Any], hint: bool = False) -> str:
+        who = (f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}"
+               if holder.get("pid") else "its details are not written yet")
+        msg = (f"{self.run_dir} is in use by another cfaug run ({who}); wait for it to finish or use "
+               "another --run-dir")
+        if hint:
+            msg += f"; if that run is gone, delete {self.path}"
+        return msg
+
+
+def _holder_json() -> bytes:
+    from cfaug.llm.redact import redact_argv
+
+    info = {"pid": os.getpid(), "host": socket.gethostname(),
+            "since": datetime.now().astimezone().isoformat(timespec="seconds"), "command": redact_argv(sys.argv)}
+    return (json.dumps(info) + "\n").encode("utf-8")
+
+
+def _read_holder(path: Path) -> dict[str, Any]:
+    try:
+        holder = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def _stale(holder: dict[str, Any], path: Path) -> bool:
+    """Whether an O_EXCL lock file was left by a process that is gone: its pid is not alive on this host
+    (a lock of another host is never taken over), or it stayed unreadable for a minute."""
+    if not holder:
+        try:
+            return time.time() - path.stat().st_mtime > 60
+        except FileNotFoundError:
+            return True
+    if holder.get("host") != socket.gethostname() or not isinstance(holder.get("pid"), int):
+        return False
+    return not _alive(holder["pid"])
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # pragma: no cover - no safe way to ask here: assume it runs
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: alive, owned by another user
+        return True
+    return True

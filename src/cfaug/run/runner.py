@@ -4,15 +4,22 @@ methods or the event loop for LLM methods, appending each finished item to the r
 the finished lines in input order, and **write** the output, manifest and summary.
 
 A rerun of a finished run reads, plans and collects: it neither trains nor loads the method.
+
+The output location is checked before anything else, and the run directory is made (and locked) only
+once the input has been read; a run that fails before finishing any item removes the directory it made.
+A run that stops early (server unreachable, budget spent) still writes what it has, and its summary says
+so (``complete``, ``stop_reason``, ``items_not_done``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +28,13 @@ from tqdm.auto import tqdm
 from cfaug.config import ConfigError
 from cfaug.data.contract import output_columns
 from cfaug.data.fingerprint import hash_source, versions
-from cfaug.data.io import DataError, Dataset, read_dataset, write_rows
+from cfaug.data.io import DataError, Dataset, detect_format, read_dataset, write_rows
 from cfaug.data.records import WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 from cfaug.errors import CfaugError
+from cfaug.llm.redact import redact_argv, strip_userinfo
+from cfaug.llm.ledger import read_usage
 from cfaug.methods import build_method
 from cfaug.methods.base import Method
 from cfaug.run.engines import Job, make_engine
@@ -36,6 +45,10 @@ from cfaug.run.training import Fitted, fit_or_load, read_model
 from cfaug.training.context import StageContext
 from cfaug.training.device import resolve_device
 from cfaug.training.store import ArtifactStore
+
+
+class OutputError(ConfigError):
+    """The output (or the run directory) cannot be written where it was asked for."""
 
 
 @dataclass
@@ -61,6 +74,10 @@ class RunSummary:
     rejects_file: str | None = None
     columns: list[str] = field(default_factory=list)  #: the output's columns, in order
     extra: dict[str, Any] = field(default_factory=dict)
+    #: whether every work item has a result (failed items count as done); False when the run stopped early
+    complete: bool = True
+    stop_reason: str | None = None  #: why the run stopped early (the error), when it did
+    items_not_done: int = 0  #: work items without a result; a rerun of the same command does them
 
     def lines(self) -> list[str]:
         out = [
@@ -83,6 +100,12 @@ class RunSummary:
         out.append(f"run directory          {self.run_dir}")
         if self.output:
             out.append(f"output                 {self.output}")
+        if self.complete:
+            out.append("status                 complete")
+        else:
+            out.append(f"status                 INCOMPLETE: stopped early, {self.items_not_done} of {self.items} items "
+                       "not done" + (" (partial output written)" if self.output else "")
+                       + "; rerun the same command to resume")
         return out
 
 
@@ -138,7 +161,7 @@ class Runner:
                  log: Callable[[str], None] | None = None) -> None:
         self.source, self.options, self.output = source, options, output
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
-        self.start = time.perf_counter()
+        self.started = time.time()  # wall clock: the manifest's ``started``, and ``seconds`` are counted from it
         self.task = make_task_from(options)
         self.schema = make_schema(options)
         self.method, self.params, self.model_info = method_for(options)
@@ -147,9 +170,25 @@ class Runner:
         self.rd = RunDir(options.run_dir)
         self.facts: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
+        self.stop_reason: str | None = None
+
+    # -- 0. check where results go ---------------------------------------------------------------------
+    def check_locations(self) -> None:
+        """Fail before any work when the output or the run directory cannot be written: a path under a
+        regular file, a folder this process cannot write to, an output format not known from the name."""
+        if self.output is not None:
+            out = Path(self.output).expanduser()
+            fmt = self.options.output_format
+            if fmt or not out.is_dir():
+                detect_format(out, fmt, "--output-format")
+            _check_writable(out.parent, f"the output {self.output}")
+        if self.rd.path.exists() and not self.rd.path.is_dir():
+            raise OutputError(f"the run directory {self.rd.path} is a file, not a folder; pass another --run-dir")
+        _check_writable(self.rd.path, f"the run directory {self.rd.path}")
 
     # -- 1. read ---------------------------------------------------------------------------------------
     def read(self) -> Dataset:
+        """Read the input and build the run's config (nothing is written yet)."""
         o = self.options
         data = read_dataset(self.source, self.task, self.schema, fmt=o.input_format, max_chars=o.max_chars)
         config = {
@@ -165,11 +204,16 @@ class Runner:
             "train_data": o.train_data and {"path": str(o.train_data), "hash": hash_source(o.train_data)},
             "model": self.model_info and {"path": str(o.model), "fingerprint": self.model_info["fingerprint"]},
         }
-        self.config = config
+        self.config = _without_userinfo(config)
         self.out_schema = data.schema  # the columns as found in this input
+        return data
+
+    def open(self, data: Dataset) -> None:
+        """Open the (locked) run directory with this run's config, and record the rejected rows."""
+        o = self.options
         from cfaug.config import describe_params
 
-        self.rd.open(config, overwrite=o.overwrite,
+        self.rd.open(self.config, overwrite=o.overwrite,
                      param_defaults={p.name: p.default for p in describe_params(type(self.method.config))})
         self.rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
         for r in data.rejects[:20]:
@@ -179,7 +223,6 @@ class Runner:
         if not data.records:
             raise DataError(f"{data.source}: no usable rows; all {data.rows_read} were rejected "
                             f"(see {self.rd.path / 'rejects.jsonl'})")
-        return data
 
     # -- 2. plan ---------------------------------------------------------------------------------------
     def plan(self, data: Dataset) -> Plan:
@@ -196,7 +239,7 @@ class Runner:
         """Train or load the method, then run the pending items, appending each finished line."""
         o = self.options
         ctx = StageContext(device=resolve_device(o.device), seed=o.seed, progress=o.progress, log=self.log,
-                           concurrency=o.concurrency)
+                           concurrency=o.concurrency, run_dir=self.rd.path)
         records = data.records[: o.limit] if o.limit else data.records
         self.facts.update(self.method.prepare(records, self.task, ctx) or {})
         fitted = self.fit(data, ctx) if self.method.trains else None
@@ -263,7 +306,7 @@ class Runner:
         except CfaugError as exc:  # a clean stop (budget spent, LLM unreachable) keeps results
             if not exc.clean_stop:
                 raise
-            self.extra["stopped"] = f"{type(exc).__name__}: {exc}"
+            self.stop_reason = self.extra["stopped"] = f"{type(exc).__name__}: {exc}"
             self.log(f"stopped early: {self.extra['stopped']}; rerun the same command to resume")
 
     # -- 4. collect and 5. write -----------------------------------------------------------------------
@@ -276,35 +319,70 @@ class Runner:
         summary.rejects_file = str(self.rd.path / "rejects.jsonl")
         summary.extra = self.extra
         summary.columns = output_columns(data.schema, data.extra_columns)
+        summary.items_not_done = sum(1 for it in plan.items if it.key not in plan.done)
+        summary.stop_reason = self.stop_reason
+        summary.complete = summary.items_not_done == 0
         return rows, summary
 
     def write(self, data: Dataset, rows: list[dict[str, Any]], summary: RunSummary, manifest: dict[str, Any]) -> None:
+        """Write the output, then the manifest and summary. An OSError at this point (a full disk, a folder
+        removed meanwhile) becomes an :class:`OutputError` saying the results are kept in the run
+        directory, from which a rerun of the same command writes the output without redoing the work."""
+        failed: OSError | None = None
         if self.output is not None:
-            write_rows(rows, self.output, self.options.output_format, columns=summary.columns)
-            summary.output = str(self.output)
-        summary.seconds = time.perf_counter() - self.start
+            try:
+                write_rows(rows, self.output, self.options.output_format, columns=summary.columns)
+                summary.output = str(self.output)
+            except OSError as exc:
+                failed = exc
+                Path(str(self.output) + ".tmp").unlink(missing_ok=True)
+        finished = time.time()
+        summary.seconds = finished - self.started
         summary.peak_memory_mb = _peak_memory_mb()
-        manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        manifest["finished"] = _timestamp(finished)
         manifest["summary"] = asdict(summary)
-        self.rd.write_json("manifest.json", manifest)
-        self.rd.write_json("summary.json", asdict(summary))
+        try:
+            self.rd.write_json("manifest.json", _without_userinfo(manifest))
+            self.rd.write_json("summary.json", asdict(summary))
+        except OSError as exc:
+            failed = failed or exc
+        if failed is not None:
+            what = f"the output {self.output}" if summary.output is None and self.output is not None \
+                else f"the summary in {self.rd.path}"
+            raise OutputError(
+                f"could not write {what}: {failed.strerror or failed}; the results are kept in the run "
+                f"directory {self.rd.path}: fix the problem and rerun the same command, which writes the output "
+                "again without redoing the work") from failed
 
     def run(self) -> tuple[RunSummary, list[dict[str, Any]]]:
+        self.check_locations()
         data = self.read()
+        made = _make_dirs(self.rd.path)
+        try:
+            with self.rd.lock():
+                self.open(data)
+                return self._run(data)
+        except BaseException:
+            if made is not None:  # rejects are kept when they explain the failure (no usable row)
+                _remove_if_empty(self.rd, made, keep_rejects=not data.records)
+            raise
+
+    def _run(self, data: Dataset) -> tuple[RunSummary, list[dict[str, Any]]]:
         plan = self.plan(data)
         manifest: dict[str, Any] = {
             "versions": versions(), "seed": self.options.seed, "input": data.source,
-            "input_hash": self.config["input_hash"], "method": self.method.name, "command": sys.argv,
+            "input_hash": self.config["input_hash"], "method": self.method.name, "command": redact_argv(sys.argv),
             "options": {k: v for k, v in asdict(self.options).items() if k != "params"},
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "started": _timestamp(self.started),
         }
         if plan.pending:
-            self.rd.write_json("manifest.json", {**manifest, "method_facts": {}})
+            self.rd.write_json("manifest.json", _without_userinfo({**manifest, "method_facts": {}}))
             self.execute(data, plan)
             manifest["method_facts"] = self.facts
         else:
             previous = self.rd.read_json("manifest.json") if (self.rd.path / "manifest.json").exists() else {}
             manifest["method_facts"] = previous.get("method_facts", {})
+            self.extra.update(read_usage(self.rd.path))  # an LLM run's usage over its sessions (if any)
             self.method.close()
         rows, summary = self.collect(data, plan)
         self.write(data, rows, summary, manifest)
@@ -316,6 +394,78 @@ def run(source: Any, options: RunOptions, output: str | Path | None = None,
     """Run ``options.method`` over ``source``; returns the summary and the output rows (also written to
     ``output`` when given)."""
     return Runner(source, options, output, log).run()
+
+
+def _timestamp(t: float) -> str:
+    """A wall-clock time as ISO 8601 with microseconds and the local UTC offset."""
+    return datetime.fromtimestamp(t).astimezone().isoformat(timespec="microseconds")
+
+
+def _without_userinfo(obj: Any) -> Any:
+    """``obj`` with ``user:password@`` removed from every URL in it (what may be written to disk)."""
+    if isinstance(obj, dict):
+        return {k: _without_userinfo(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_without_userinfo(v) for v in obj]
+    if isinstance(obj, str) and "://" in obj and "@" in obj:
+        return strip_userinfo(obj)
+    return obj
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process can create a file in ``folder`` (tried, not guessed from permission bits)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def _check_writable(path: Path, what: str) -> None:
+    """``path`` is (or can be made as) a folder this process can write to; raises :class:`OutputError`."""
+    folder = Path(path).expanduser()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(f"{what} cannot be written: {folder} is a file, not a folder")
+    if not _writable(folder):
+        raise OutputError(f"{what} cannot be written: cannot write to {folder} (permission denied or a "
+                          "read-only file system)")
+
+
+def _make_dirs(path: Path) -> Path | None:
+    """Make ``path`` and its missing parents; returns the topmost folder made (None if it existed)."""
+    top = None
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        top, p = p, p.parent
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot make the run directory {path}: {exc.strerror or exc}") from exc
+    return top
+
+
+def _remove_if_empty(rd: RunDir, top: Path, keep_rejects: bool) -> None:
+    """Remove a run directory this run made (and the parents it made, up to ``top``) when it holds
+    nothing worth keeping: no finished item (nor, with ``keep_rejects``, any rejected row)."""
+    for name in (RunDir.RESULTS, "rejects.jsonl") if keep_rejects else (RunDir.RESULTS,):
+        f = rd.path / name
+        if f.exists() and f.stat().st_size:
+            return
+    for name in ("config.json", "manifest.json", "summary.json", "rejects.jsonl", RunDir.RESULTS):
+        for f in (rd.path / name, rd.path / (name + ".tmp")):
+            try:
+                f.unlink(missing_ok=True)
+            except OSError:
+                return
+    for folder in (rd.path, *rd.path.parents):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        if folder == top:
+            return
 
 
 def _peak_memory_mb() -> float:
@@ -340,22 +490,80 @@ def _aborts(exc: BaseException) -> bool:
     return isinstance(exc, ConfigError) or (isinstance(exc, CfaugError) and exc.aborts_run)
 
 
+def _may_concern_one_item(exc: BaseException) -> bool:
+    """Run-stopping errors that may be about one request only: the LLM backend gave up after every
+    retry (:class:`~cfaug.llm.errors.LLMUnavailable`), which is what both a server that is down and a
+    server that always fails one particular request (HTTP 500 on one prompt) look like."""
+    from cfaug.llm.errors import LLMUnavailable
+
+    return isinstance(exc, LLMUnavailable)
+
+
+class _ServerWatch:
+    """Tells an item the server keeps failing from a server that is down.
+
+    An item whose request failed after every retry with an error that may concern that item only is held
+    as a suspect. Any item answered after it failed shows the server works: the suspects are then failed
+    items (written with status "error"; ``--retry-failed`` runs them again) and the run goes on. More
+    suspects than requests can be in flight at once, with no answer in between, stop the run (the server
+    is down); so does a suspect at the end of the run when no other item was answered since it started.
+    Suspects that stop the run are not written: they stay to do, and a rerun resumes them."""
+
+    def __init__(self, finish: Callable[..., None], in_flight: int) -> None:
+        self.finish, self.limit = finish, in_flight + 1
+        self.answers = 0
+        self.suspects: list[tuple[WorkItem, BaseException, int]] = []
+
+    def answered(self) -> None:
+        self.answers += 1
+        self._fail_suspects(self.suspects)
+        self.suspects = []
+
+    def failed(self, item: WorkItem, exc: BaseException, answers_at_start: int) -> None:
+        self.suspects.append((item, exc, answers_at_start))
+        if len(self.suspects) >= self.limit:
+            raise self.suspects[0][1]
+
+    def settle(self) -> None:
+        """At the end: suspects whose request ran while other items were answered are failed items;
+        any other suspect stops the run."""
+        confirmed = [s for s in self.suspects if self.answers > s[2]]
+        rest = [s for s in self.suspects if self.answers <= s[2]]
+        self._fail_suspects(confirmed)
+        self.suspects = rest
+        if rest:
+            raise rest[0][1]
+
+    def _fail_suspects(self, suspects: list[tuple[WorkItem, BaseException, int]]) -> None:
+        for item, exc, _ in suspects:
+            self.finish(item, None, f"{type(exc).__name__}: {exc}",
+                        {"note": "failed after every retry while the server answered other items; "
+                                 "--retry-failed runs it again"})
+
+
 async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, finish: Callable[..., None],
                      concurrency: int) -> None:
     """Run ``agenerate`` concurrently; the method's LLM layer bounds real concurrency, the window here
     only bounds how many coroutines exist at once."""
     window = max(1, concurrency * 2)
+    watch = _ServerWatch(finish, concurrency)
 
     async def one(item: WorkItem) -> None:
+        answers_at_start = watch.answers
         try:
             res = await method.agenerate(item, task)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001
-            if _aborts(exc):
+            if not _aborts(exc):
+                watch.answered()
+                finish(item, None, f"{type(exc).__name__}: {exc}", getattr(exc, "details", None))
+                return
+            if not _may_concern_one_item(exc):
                 raise
-            finish(item, None, f"{type(exc).__name__}: {exc}", getattr(exc, "details", None))
+            watch.failed(item, exc, answers_at_start)
             return
+        watch.answered()
         finish(item, res)
 
     running: set[asyncio.Task[None]] = set()
@@ -368,6 +576,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, fi
         while running:
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             _raise_first(finished)
+        watch.settle()
     finally:
         for t in running:
             t.cancel()

@@ -17,13 +17,16 @@ def _stderr(message: str) -> None:
 @dataclass
 class StageContext:
     """Settings shared by every stage. ``device`` is already resolved (``cpu``, ``cuda:0``...);
-    ``concurrency`` bounds requests in flight for methods that call a service (None: their default)."""
+    ``concurrency`` bounds requests in flight for methods that call a service (None: their default);
+    ``run_dir``: the run directory, where a method may keep run-wide state such as its LLM usage (None
+    outside a run)."""
 
     device: str = "cpu"
     seed: int = 0
     progress: bool = True
     log: Callable[[str], None] = field(default=_stderr, repr=False)
     concurrency: int | None = None
+    run_dir: Path | None = None
 
     def bar(self, total: int | None, desc: str, unit: str = "it", **kwargs: Any) -> Any:
         """A tqdm progress bar on stderr (silent when ``progress`` is off)."""

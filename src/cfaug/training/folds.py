@@ -8,4 +8,4 @@ import hashlib
 
 def fold_of(record_id: str, k: int) -> int:
     """The fold (0..k-1) of a record id."""
-    return int.from_bytes(hashlib.sha256(record_id.encode()).digest()[:4], "little") % k
+    return int.from_bytes(hashlib.sha256(record_id.encode("utf-8", "surrogatepass")).digest()[:4], "little") % k

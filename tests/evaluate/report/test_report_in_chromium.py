@@ -1,6 +1,9 @@
 """Load the report in headless Chromium: the metric table and a highlighted edit must render, the page's
 own script must run, and a review containing <script> must stay text. The screenshot is kept in the test
-output (the test's tmp_path, and $CFAUG_TEST_ARTIFACTS when set)."""
+output (the test's tmp_path, and $CFAUG_TEST_ARTIFACTS when set).
+
+Chromium is a system package, not a PyPI one: where it is missing (no root or no apt-get to install it) or
+cannot start headless, the browser test is skipped with the reason (``pytest -rs`` lists it)."""
 
 import os
 import re
@@ -15,15 +18,41 @@ import pytest
 from cfaug.evaluate.report.html_report import write_report
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="Chromium is not installed (apt-get install -y chromium)")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 INS_RGB = (0xC9, 0xF2, 0xC7)  # background of <ins> in report.css
 DEL_RGB = (0xFF, 0xD7, 0xD5)  # background of <del>
 
 
+def browser_problem(browser: str | None, profile: Path) -> str | None:
+    """Why ``browser`` cannot run the test here (None: it renders a page headless)."""
+    if browser is None:
+        return ("Chromium is not installed; the HTML report's browser test needs it (a system package, not on "
+                "PyPI: as root on Debian/Ubuntu, apt-get install -y chromium, which .ci/run does); the rest of "
+                "the suite does not")
+    cmd = [browser, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", "data:text/html,<p>cfaug</p>"]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Chromium ({browser}) does not start headless here: {exc}"
+    if res.returncode != 0 or "<p>cfaug</p>" not in res.stdout:
+        said = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
+        return (f"Chromium ({browser}) does not start headless here (exit status {res.returncode})"
+                + (f": {said[-1][:300]}" if said else ""))
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory) -> str:
+    """The browser, or a skip saying why there is none that works."""
+    problem = browser_problem(BROWSER, tmp_path_factory.mktemp("chromium-probe"))
+    if problem:
+        pytest.skip(problem)
+    return BROWSER
+
+
 def chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
-    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           f"--user-data-dir={profile}", *args]
+    cmd = [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=True)
 
 
@@ -69,7 +98,7 @@ def count_color(rows: list[bytes], rgb: tuple[int, int, int]) -> int:
     return sum(sum(1 for j in range(0, len(r), 3) if r[j: j + 3] == needle) for r in rows)
 
 
-def test_report_renders_in_chromium(tmp_path, make_run_dir, make_row):
+def test_report_renders_in_chromium(browser, tmp_path, make_run_dir, make_row):
     evil = 'I <script>document.title="pwned"</script> loved this good film, great acting.'
     rows = [make_row("1", evil, evil.replace("loved", "hated").replace("good", "bad").replace("great", "awful"),
                      "positive", "negative", filters={"flip": True, "similarity": True}, flipped=True),
@@ -98,3 +127,32 @@ def test_report_renders_in_chromium(tmp_path, make_run_dir, make_row):
         shutil.copy(shot, Path(keep) / "report.png")
         shutil.copy(page, Path(keep) / "report.html")
     print(f"screenshot: {shot}")
+
+
+# --- when the browser cannot run here, the test skips and says why ------------------------------------------
+
+
+def fake_browser(tmp_path: Path, body: str) -> str:
+    exe = tmp_path / "chromium"
+    exe.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_no_browser_is_a_reason_to_skip_naming_what_installs_it(tmp_path):
+    reason = browser_problem(None, tmp_path)
+    assert "Chromium is not installed" in reason and "apt-get install -y chromium" in reason and "root" in reason
+
+
+def test_a_browser_that_does_not_start_is_a_reason_to_skip(tmp_path):
+    # e.g. Ubuntu's chromium-browser stub, or a browser missing its libraries
+    stub = fake_browser(tmp_path, 'echo "Command \'/usr/bin/chromium-browser\' requires the chromium snap to be '
+                                  'installed." >&2; exit 1')
+    reason = browser_problem(stub, tmp_path / "profile")
+    assert reason.startswith(f"Chromium ({stub}) does not start headless here")
+    assert "requires the chromium snap" in reason
+
+
+def test_a_browser_that_renders_is_used(tmp_path):
+    ok = fake_browser(tmp_path, 'echo "<html><head></head><body><p>cfaug</p></body></html>"')
+    assert browser_problem(ok, tmp_path / "profile") is None

@@ -278,8 +278,9 @@ def test_unsupported_task_and_single_label_input(records, tmp_path, sentiment_ts
     with pytest.raises(ConfigError, match="supports tasks sentiment, rating, not 'nli'"):
         AutoCAD().prepare(records, make_task("nli"), StageContext())
     positives = [r for r in records if r.label == "positive"]
-    with pytest.raises(ConfigError, match=r"only the label\(s\) \['positive'\].*-p classifier_data=FILE"):
+    with pytest.raises(ConfigError, match=r"only the label\(s\) \['positive'\].*-p classifier_data=FILE") as err:
         AutoCAD().fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "a", progress=False))
+    assert 'params={"classifier_data": FILE}' in str(err.value)  # the Python spelling too
     # what the message suggests: a classifier trained on other labelled data
     m = AutoCAD(AutoCADConfig(classifier_data=str(sentiment_tsv), mlm=str(tiny_mlm_dir)))
     (tmp_path / "b").mkdir()
@@ -393,3 +394,58 @@ def test_several_diverse_counterfactuals_per_row(records, task, items, tmp_path)
     for cfs in results:
         texts = [cf.fields["text"] for cf in cfs]
         assert len(texts) == len(set(texts))  # no two alike
+
+
+# ------------------------------------------------------------------------ small or one-sided training data
+
+SPELLINGS = ("-p classifier_data=FILE", 'params={"classifier_data": FILE}', "--train-data FILE", "train_data=FILE")
+
+
+def test_a_fold_without_both_labels_suggests_other_data_before_fewer_folds(records, task, tmp_path):
+    """A sorted file cut short (or a rare label) leaves a cross-fitting fold with one label: the message
+    gives both spellings of each remedy, other labelled data first, and says what folds=1 gives up."""
+    lopsided = [r for r in records if r.label == "positive"] + [next(r for r in records if r.label == "negative")]
+    logged = []
+    with pytest.raises(ConfigError) as err:
+        AutoCAD().fit(lopsided, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
+    msg = str(err.value)
+    for spelling in (*SPELLINGS, "-p folds=1", 'params={"folds": 1}'):
+        assert spelling in msg, spelling
+    assert "pass folds" not in msg and "-p folds=N" not in msg
+    assert msg.index("classifier_data") < msg.index("folds=1")
+    assert "cross-fitting" in msg
+    # before stopping, the run said that the data is one-sided and what to do
+    warnings = [line for line in logged if line.startswith("warning: ")]
+    assert any("'negative'" in w and "5%" in w and "-p classifier_data=FILE" in w for w in warnings), logged
+
+
+def test_small_training_data_is_reported_in_the_facts(default_fit):
+    _, fit_facts, _ = default_fit
+    assert len(fit_facts["warnings"]) == 1  # 40 balanced rows: small, not one-sided
+    assert "40 training rows" in fit_facts["warnings"][0]
+    assert all(s in fit_facts["warnings"][0] for s in SPELLINGS)
+
+
+@pytest.mark.parametrize("counts, expected", [
+    ({"positive": 100, "negative": 100}, []),
+    ({"positive": 1000, "negative": 120}, []),
+    ({"positive": 20, "negative": 20}, ["40 training rows"]),
+    ({"positive": 285, "negative": 15}, ["label 'negative' is 5% of the 300 training rows"]),
+    ({"positive": 150, "negative": 10}, ["160 training rows", "label 'negative' is 6%"]),
+])
+def test_training_data_warnings(counts, expected):
+    from cfaug.methods.auto_cad.method import training_data_warnings
+
+    labels = [lab for lab, n in counts.items() for _ in range(n)]
+    warnings = training_data_warnings(labels, ("negative", "positive"))
+    assert len(warnings) == len(expected)
+    for w, e in zip(warnings, expected):
+        assert e in w
+
+
+def test_the_warning_is_logged_during_a_run(records, task, tmp_path):
+    """What a command-line user sees: a "warning:" line on the run's log (stderr)."""
+    logged = []
+    m = AutoCAD(AutoCADConfig(tagger="none"))
+    facts = m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
+    assert [f"warning: {w}" for w in facts["warnings"]] == [line for line in logged if line.startswith("warning")]

@@ -87,9 +87,9 @@ def test_zero_shot_and_the_cli_accept_the_style_task(serve, scripted, tmp_path):
 
 
 @pytest.mark.parametrize("param, message", [
-    ("demo_selection=best", "demo_selection must be one of seeded, similar, got 'best'"),
-    ("n_demos=0", "n_demos must be at least 1"),
-    ("patience=0", "patience must be at least 1"),
+    ("demo_selection=best", "parameter demo_selection of compare-generate.v1: 'best' is not one of seeded, similar"),
+    ("n_demos=0", "parameter n_demos of compare-generate.v1: 0 is below the minimum 1"),
+    ("patience=0", "parameter patience of compare-generate.v1: 0 is below the minimum 1"),
     ("demos_revised=x.tsv", "demos_revised needs demos=PATH"),
     ("judge=gpt", "judge must be one of tfidf, hf, llm or a judge spec, got 'gpt'"),
 ])

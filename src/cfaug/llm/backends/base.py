@@ -30,6 +30,11 @@ class Backend:
         """What identifies the model's weights in cache fingerprints (a served name, a resolved path)."""
         return self.settings.model
 
+    @property
+    def secrets(self) -> list[str]:
+        """Credentials in use (API key, URL passwords): masked in every text the LLM layer keeps or shows."""
+        return []
+
     async def send(self, request: Request) -> Completion:
         raise NotImplementedError
 

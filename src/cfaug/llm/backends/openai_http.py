@@ -5,26 +5,33 @@ One shared ``aiohttp`` session with a connection pool as large as the concurrenc
 are load-balanced (fewest requests in flight first). Transient failures (429, 5xx, timeouts, dropped
 connections, malformed answers) are retried with exponential backoff and jitter, honouring
 ``Retry-After``; a 429 also pauses that endpoint for every request. Rejected keys and unknown models stop
-the run with a clear message; the key never appears in one.
+the run with a clear message.
+
+Secrets: every text from the server or from an exception passes through
+:func:`~cfaug.llm.redact.redact_secrets` (with the key and URL passwords in use) before it becomes part of
+an error, and base URLs are shown without ``user:password@``. A base URL's ``user:password@`` is sent as
+HTTP basic auth; together with an API key it is refused (a request carries one ``Authorization`` header).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import os
 import random
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import aiohttp
 
 from cfaug.llm.backends.base import BACKENDS, Backend
 from cfaug.llm.errors import LLMConfigError, LLMRequestError, LLMUnavailable
-from cfaug.llm.settings import DEFAULT_KEY_ENV, LLMSettings, redact_url
+from cfaug.llm.redact import redact_secrets, strip_userinfo, userinfo_secrets
+from cfaug.llm.settings import DEFAULT_KEY_ENV, LLMSettings
 from cfaug.llm.types import Completion, Request, estimate_tokens
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -39,8 +46,9 @@ _TRANSIENT = (asyncio.TimeoutError, TimeoutError, aiohttp.ClientConnectionError,
 
 @dataclass
 class Endpoint:
-    base_url: str
+    base_url: str  # without user:password@ (shown in messages)
     url: str
+    auth: str | None = None  # "Basic ..." from the URL's user:password@
     in_flight: int = 0
     not_before: float = 0.0  # monotonic time before which this endpoint is paused (Retry-After)
 
@@ -59,14 +67,29 @@ class OpenAIBackend(Backend):
         super().__init__(settings)
         urls = settings.base_url or [OPENAI_URL]
         path = "/chat/completions" if settings.api == "chat" else "/completions"
-        self.endpoints = [Endpoint(u, u.rstrip("/") + path) for u in urls]
         self._key = os.environ.get(settings.api_key_env) or None
+        self._secrets: list[str] = [self._key] if self._key else []
+        self.endpoints = []
+        for u in urls:
+            plain = strip_userinfo(u)
+            self.endpoints.append(Endpoint(plain, plain.rstrip("/") + path, _basic_auth(u)))
+            self._secrets += userinfo_secrets(u)
+        with_auth = [e.base_url for e in self.endpoints if e.auth is not None]
+        if with_auth and self._key:
+            raise LLMConfigError(
+                f"the base URL {with_auth[0]} carries user:password@ (HTTP basic auth) and ${settings.api_key_env} "
+                f"holds an API key: a request can carry only one of them, use one or the other (drop "
+                f"user:password@ from the URL, or unset {settings.api_key_env})")
         self._headers = {"Content-Type": "application/json"}
         if self._key:
             self._headers["Authorization"] = f"Bearer {self._key}"
         self._session: aiohttp.ClientSession | None = None
         self._rr = 0
         self.answered = 0  # successful answers, to tell "never reachable" from "failing now"
+
+    @property
+    def secrets(self) -> list[str]:
+        return list(self._secrets)
 
     def check(self) -> None:
         s = self.settings
@@ -124,10 +147,7 @@ class OpenAIBackend(Backend):
                 await asyncio.sleep(wait)
             ep.in_flight += 1
             try:
-                async with session.post(ep.url, data=data) as resp:
-                    status = resp.status
-                    raw = await resp.read()
-                    headers = resp.headers
+                status, raw, headers = await self._post(session, ep, data)
                 if status == 200:
                     completion = self._parse(raw, request)
                     completion.attempts = attempt + 1
@@ -135,10 +155,10 @@ class OpenAIBackend(Backend):
                     return completion
                 self._raise_for(status, raw, headers, ep)
             except _Transient as exc:
-                last = f"{redact_url(ep.base_url)}: {exc}"
+                last = f"{ep.base_url}: {exc}"
                 retry_after = exc.retry_after
             except _TRANSIENT as exc:
-                last = f"{redact_url(ep.base_url)}: {type(exc).__name__} {self._redact(str(exc))}".rstrip()
+                last = f"{ep.base_url}: {type(exc).__name__} {self._redact(str(exc))}".rstrip()
                 retry_after = None
             finally:
                 ep.in_flight -= 1
@@ -154,6 +174,24 @@ class OpenAIBackend(Backend):
         hint = "" if self.answered else " (no answer received from it yet: check the base URL and that the server is running)"
         raise LLMUnavailable(f"no answer after {s.max_retries + 1} attempts; last error {last}{hint}")
 
+    async def _post(self, session: aiohttp.ClientSession, ep: Endpoint, data: bytes) -> tuple[int, bytes, Any]:
+        """One HTTP attempt: status, body, headers. Transient failures propagate as they are; aiohttp's
+        other errors become LLM errors with redacted messages."""
+        try:
+            headers = {"Authorization": ep.auth} if ep.auth is not None else None
+            async with session.post(ep.url, data=data, headers=headers) as resp:
+                return resp.status, await resp.read(), resp.headers
+        except _TRANSIENT:
+            raise
+        except (ValueError, TypeError) as exc:
+            # aiohttp refused to build the request (a header or URL it cannot send): every request would
+            # fail the same way, so this stops the run instead of failing each item
+            raise LLMConfigError(
+                f"{ep.base_url}: cannot send a request: {type(exc).__name__}: {self._redact(str(exc))}") from None
+        except aiohttp.ClientError as exc:
+            raise LLMRequestError(
+                f"{ep.base_url}: request failed: {type(exc).__name__}: {self._redact(str(exc))}") from None
+
     def _parse(self, raw: bytes, request: Request) -> Completion:
         try:
             data = json.loads(raw)
@@ -163,20 +201,22 @@ class OpenAIBackend(Backend):
             else:
                 text = choice.get("text") or ""
             usage = data.get("usage") or {}
+            estimated = "prompt_tokens" not in usage or "completion_tokens" not in usage
+            if not estimated:
+                tokens_in, tokens_out = int(usage["prompt_tokens"] or 0), int(usage["completion_tokens"] or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise _Transient(f"malformed answer: {raw[:200]!r}") from None
-        estimated = "prompt_tokens" not in usage or "completion_tokens" not in usage
+            # quoted after redaction: a proxy may echo the request, Authorization header included
+            body = self._redact(raw[:2000].decode("utf-8", "replace"))
+            raise _Transient(f"malformed answer: {body[:200]!r}") from None
         if estimated:
             tokens_in, tokens_out = estimate_tokens(request.prompt_as_text()), estimate_tokens(text)
-        else:
-            tokens_in, tokens_out = int(usage["prompt_tokens"] or 0), int(usage["completion_tokens"] or 0)
         return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out,
                           finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.settings.model),
                           usage_estimated=estimated)
 
     def _raise_for(self, status: int, raw: bytes, headers: Any, ep: Endpoint) -> None:
         message = self._redact(_error_message(raw))
-        where = redact_url(ep.base_url)
+        where = ep.base_url
         if status in RETRY_STATUSES:
             raise _Transient(f"HTTP {status} {message}".rstrip(), _retry_after(headers))
         if status in (401, 403):
@@ -190,16 +230,18 @@ class OpenAIBackend(Backend):
         raise LLMRequestError(f"{where} refused the request: HTTP {status} {message}".rstrip())
 
     def _redact(self, text: str) -> str:
-        key = self._key
-        if not key or not text:
-            return text
-        text = text.replace(key, "***")
-        if len(key) >= 8:
-            def scrub(m: re.Match[str]) -> str:
-                tok = m.group(0)
-                return "***" if len(tok) >= 6 and (tok[:6] == key[:6] or tok[-4:] == key[-4:]) else tok
-            text = re.sub(r"[^\s'\",:;()]+", scrub, text)
-        return text
+        """A server's or an exception's text fit to be shown or stored: see :func:`redact_secrets`."""
+        return redact_secrets(text, self._secrets)
+
+
+def _basic_auth(url: str) -> str | None:
+    """The ``Authorization`` header of HTTP basic auth with ``url``'s ``user:password@`` (percent-decoded,
+    sent as UTF-8), if it has one."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
 
 
 def _error_message(raw: bytes) -> str:

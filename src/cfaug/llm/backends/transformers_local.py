@@ -16,6 +16,7 @@ from typing import Any
 from cfaug.llm.backends.base import BACKENDS
 from cfaug.llm.backends.batching import BatchingBackend, cut_at_stop
 from cfaug.llm.errors import LLMConfigError
+from cfaug.llm.redact import redact_secrets
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Completion, Request
 
@@ -47,11 +48,14 @@ class TransformersBackend(BatchingBackend):
         import torch
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
+        from cfaug.judges.models import quiet_transformers
+
+        quiet_transformers()
         try:
             config = AutoConfig.from_pretrained(self.path, local_files_only=True)
             self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise LLMConfigError(f"local model {self.settings.model}: cannot load: {exc}") from exc
+            raise LLMConfigError(f"local model {self.settings.model}: cannot load: {redact_secrets(str(exc))}") from exc
         self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
         self.device = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype: Any = self.settings.dtype or ("float32" if self.device == "cpu" else "auto")
@@ -61,7 +65,7 @@ class TransformersBackend(BatchingBackend):
         try:
             model = cls.from_pretrained(self.path, local_files_only=True, dtype=dtype)
         except (OSError, ValueError) as exc:
-            raise LLMConfigError(f"local model {self.settings.model}: cannot load: {exc}") from exc
+            raise LLMConfigError(f"local model {self.settings.model}: cannot load: {redact_secrets(str(exc))}") from exc
         self.model_obj = model.to(self.device).eval()
         tok = self.tokenizer
         tok.padding_side = "right" if self.encoder_decoder else "left"

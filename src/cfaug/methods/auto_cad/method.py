@@ -57,6 +57,14 @@ from cfaug.training.folds import fold_of
 
 NAME = "auto-cad.v1"
 
+#: both spellings of each remedy for weak training data (command line / Python API)
+OTHER_DATA = ('-p classifier_data=FILE / params={"classifier_data": FILE} (or --train-data FILE / '
+              'train_data=FILE)')
+TRAINED_CLASSIFIER = ('-p classifier=hf -p classifier_model=DIR / params={"classifier": "hf", '
+                      '"classifier_model": DIR}')
+MIN_TRAINING_ROWS = 200  #: below this, C trained on the input learns few opinion words
+MIN_LABEL_SHARE = 0.2  #: a label under this fraction of its even share (10% of two labels) is too rare for C
+
 
 @dataclass
 class AutoCADConfig:
@@ -213,8 +221,12 @@ class AutoCAD(Method):
                 if len(labels) < 2:
                     raise ConfigError(
                         "auto-cad trains its classifier on the training data, which has only the label(s) "
-                        f"{sorted(map(str, labels))}; pass labelled data with -p classifier_data=FILE (or "
-                        "--train-data FILE), or a trained classifier with -p classifier=hf -p classifier_model=DIR")
+                        f"{sorted(map(str, labels))}; pass labelled data with {OTHER_DATA}, or a trained "
+                        f"classifier with {TRAINED_CLASSIFIER}")
+                weak = training_data_warnings([r.label for r in records], task.label_space.labels)
+                for w in weak:
+                    ctx.log(f"warning: {w}")
+                facts["warnings"] = weak
                 k = max(1, min(c.folds, len(records) // 2))
             bar = ctx.bar(k, "training classifier folds", unit="fold")
             for f in range(k):
@@ -226,8 +238,17 @@ class AutoCAD(Method):
                 if not own_data:
                     train = [r for r in records if k == 1 or fold_of(r.id, k) != f]
                     if len({r.label for r in train}) < 2:
-                        raise ConfigError("auto-cad needs both labels in every training fold; use fewer folds "
-                                          "(-p folds=N) or -p classifier_data=FILE")
+                        counts = Counter(str(r.label) for r in records)
+                        raise ConfigError(
+                            f"auto-cad cross-fits its classifier in {k} folds, and the training part of fold {f} "
+                            f"has only the label {str(train[0].label)!r} (the {len(records)} training rows hold "
+                            f"{', '.join(f'{n} {lab!r}' for lab, n in counts.most_common())}). Train the "
+                            f"classifier on other labelled data with {OTHER_DATA}, or give more rows of each "
+                            "label (the first rows of a file sorted by label are not enough: take rows from all "
+                            "of it). "
+                            "-p folds=1 / params={\"folds\": 1} also runs, but then one classifier trained on "
+                            "every row judges those same rows, without the cross-fitting that keeps it from "
+                            "being sure of its own training texts (fewer causal terms, flips passed too easily)")
                     judge.fit([r.text() for r in train], [r.label for r in train])
                 _dump(path, judge)
                 bar.update(1)
@@ -647,6 +668,27 @@ class AutoCAD(Method):
                 cf.meta["similarity"] = round(float(cand.scores["similarity"]), 4)
             record_filters(cf.meta, v)
             results[i].append(cf)
+
+
+def training_data_warnings(labels: Sequence[str], label_space: Sequence[str]) -> list[str]:
+    """Why the training data (its rows' ``labels``) makes a weak classifier C, each with what to do: too few
+    rows (under :data:`MIN_TRAINING_ROWS`), or a label of ``label_space`` under :data:`MIN_LABEL_SHARE` of
+    its even share."""
+    out = []
+    n = len(labels)
+    if n < MIN_TRAINING_ROWS:
+        out.append(f"auto-cad trains its classifier C on the {n} training rows; with fewer than "
+                   f"{MIN_TRAINING_ROWS} it learns few opinion words, so fewer rows get a counterfactual that C "
+                   f"sees flipped. Train C on more labelled data: {OTHER_DATA}, or use a trained classifier: "
+                   f"{TRAINED_CLASSIFIER}")
+    counts = Counter(labels)
+    floor = MIN_LABEL_SHARE / max(1, len(label_space))
+    rare = [(lab, counts.get(lab, 0)) for lab in label_space if n and counts.get(lab, 0) / n < floor]
+    for lab, m in rare:
+        out.append(f"label {lab!r} is {m / n:.0%} of the {n} training rows ({m}); the classifier C trained on "
+                   f"them rarely predicts it, so few counterfactuals toward it pass the flip filter. Balance the "
+                   f"training data or train C on other labelled data: {OTHER_DATA}")
+    return out
 
 
 class EditedSentenceJudge:

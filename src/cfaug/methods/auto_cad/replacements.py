@@ -184,9 +184,10 @@ class MaskedLMProposer:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from cfaug.judges.models import resolve_local_model, torch_device
+        from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device
 
         self.path = resolve_local_model(path, "masked language model")
+        quiet_transformers()
         self.tok = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForMaskedLM.from_pretrained(str(self.path), local_files_only=True)
         self.device = torch_device(device)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cfaug.config import param
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
@@ -49,8 +50,8 @@ class CompareGenerate(SearchStrategy):
         """``max_steps``: comparison steps at most (I_m); ``patience``: stop after this many steps in a
         row without improvement (I_r)."""
 
-        max_steps: int = 10
-        patience: int = 5
+        max_steps: int = param(10, "comparison steps at most (I_m)", min=1, max=100)
+        patience: int = param(5, "stop after this many steps in a row without improvement (I_r)", min=1, max=100)
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cfaug.config import param
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
@@ -36,8 +37,8 @@ class OPRO(SearchStrategy):
         """``steps``: optimisation steps (no early stop); ``history``: most candidates shown per prompt
         (the best ones)."""
 
-        steps: int = 10
-        history: int = 20
+        steps: int = param(10, "optimisation steps", min=1, max=100)
+        history: int = param(20, "best earlier candidates shown in each prompt, worst to best", min=1, max=200)
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)

@@ -23,7 +23,7 @@ from cfaug.methods.llm_method import Answer
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
-from cfaug.methods.compare_generate.objective import STYLE_SCORES, TIES, Candidate, Objective
+from cfaug.methods.compare_generate.objective import RELEVANCE_KINDS, STYLE_SCORES, TIES, Candidate, Objective
 from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
 
 
@@ -47,15 +47,19 @@ class SearchConfig(StrategyConfig):
     (``meta.passed = false``, kept with ``--keep-failed``) when the judge does not give it the target.
     """
 
-    judge: str = "llm"
-    judge_data: str | None = None
-    judge_model: str | None = None
-    judge_labels: str | None = None
-    alpha: float = 0.1
-    relevance: str = "auto"
-    style_threshold: float = 4.0
-    init_temperature: float = 0.7
-    require_alignment: bool = True
+    judge: str = param("llm", "the loop's label judge: llm (the model with a few-shot classification prompt), tfidf "
+                       "(trained on judge_data) or hf (a local classifier judge_model)")
+    judge_data: str | None = param(None, "judge=tfidf: labelled data to train it on")
+    judge_model: str | None = param(None, "judge=hf: local folder of a sequence classifier")
+    judge_labels: str | None = param(None, "judge=hf: its output labels in order, comma-separated")
+    alpha: float = param(0.1, "weight of the relevance (distance to the original) term of the objective", min=0.0)
+    relevance: str = param("auto", "distance to the original: auto (token distance for label flips, embedding "
+                           "similarity for style), token, char or embedding", choices=RELEVANCE_KINDS)
+    style_threshold: float = param(4.0, "style_score=scale: the 1-5 style score from which a candidate counts as "
+                                   "aligned", min=1.0, max=5.0)
+    init_temperature: float = param(0.7, "temperature of the two initial few-shot candidates", min=0.0, max=2.0)
+    require_alignment: bool = param(True, "mark the result failed (meta.passed=false; kept with --keep-failed) when "
+                                    "the judge does not give it the target")
     ties: str = param("earliest", "which candidate is the best among equal scores: earliest (an equal score is no "
                       "improvement) or latest (an equal score replaces the best, as in the paper's Algorithm 1)",
                       choices=TIES)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cfaug.config import param
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
@@ -46,7 +47,7 @@ class SelfRefine(StrategyMethod):
     class Config(StrategyConfig):
         """``rounds``: feedback-and-refine rounds after the first revision."""
 
-        rounds: int = 4
+        rounds: int = param(4, "feedback-and-refine rounds", min=1, max=20)
 
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)

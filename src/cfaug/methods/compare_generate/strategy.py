@@ -21,8 +21,8 @@ from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
-from cfaug.methods.compare_generate.demonstrations import (Demo, DemoPool, builtin_demos, check_selection,
-                                                           group_view, load_demos)
+from cfaug.methods.compare_generate.demonstrations import (SELECTIONS, Demo, DemoPool, builtin_demos,
+                                                           check_selection, group_view, load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
 
 
@@ -49,11 +49,14 @@ class StrategyConfig(LLMConfig):
     (default: the packaged all-MiniLM-L6-v2).
     """
 
-    demos: str | None = None
-    demos_revised: str | None = None
-    demo_selection: str = "seeded"
-    n_demos: int = 2
-    encoder: str | None = None
+    demos: str | None = param(None, "demonstrations: a paired file (pair id column such as batch_id), or with "
+                              "demos_revised a file of originals (default: the built-in set)")
+    demos_revised: str | None = param(None, "the file of revisions matched to demos")
+    demo_selection: str = param("seeded", "seeded (a draw seeded by the item) or similar (the closest originals by "
+                                "sentence-embedding cosine)", choices=SELECTIONS)
+    n_demos: int = param(2, "demonstrations per prompt", min=1, max=20)
+    encoder: str | None = param(None, "local sentence-transformers folder for similar selection and embedding "
+                                "relevance (default: the packaged all-MiniLM-L6-v2)")
     demo_group: bool = param(False, "show each demonstration original once with its rewrites towards every other "
                              "label the pool holds for it (the paper's NLI example: one premise, two targets); "
                              "n_demos then counts originals; needs prompt_set=paper")
