@@ -36,8 +36,64 @@ def test_evaluate_also_writes_into_the_run_dir(output_file, tmp_path, capsys):
     f, _ = output_file
     run = tmp_path / "out.jsonl.run"
     run.mkdir()
-    assert main(["evaluate", str(f), "--no-embedding", "--no-bertscore", "-o", str(tmp_path / "m.json")]) == 0
+    assert main(["evaluate", str(f), "--no-embedding", "--no-bertscore"]) == 0
+    assert (run / "metrics.json").exists() and f.with_name("out.jsonl.metrics.json").exists()
+    (run / "metrics.json").unlink()
+    # -o with an explicit --run-dir: both
+    assert main(["evaluate", str(f), "--no-embedding", "--no-bertscore", "-o", str(tmp_path / "m.json"),
+                 "--run-dir", str(run)]) == 0
     assert (run / "metrics.json").exists() and (tmp_path / "m.json").exists()
+
+
+def _run_dir(path):
+    """A minimal run directory as 'cfaug augment' writes it, with one counterfactual."""
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps({
+        "task": {"name": "sentiment", "target": "opposite", "edit_roles": ["text"]},
+        "schema": {"text_cols": {"text": "text"}, "label_col": "label", "id_col": None}}), encoding="utf-8")
+    row = {"text": "a bad film", "label": "negative", "source_id": "1", "original_text": "a good film",
+           "original_label": "positive", "method": "auto-cad.v1", "meta": {"passed": True}}
+    (path / "results.jsonl").write_text(json.dumps({"key": "1", "counterfactuals": [row]}) + "\n", encoding="utf-8")
+    return path
+
+
+def test_output_option_leaves_the_runs_metrics_json_alone(output_file, tmp_path, capsys):
+    f, _ = output_file
+    beside = tmp_path / "out.jsonl.run"  # the run directory 'cfaug augment -o out.jsonl' writes
+    beside.mkdir()
+    (beside / "metrics.json").write_text("kept", encoding="utf-8")
+    assert main(["evaluate", str(f), "--no-embedding", "--no-bertscore", "-o", str(tmp_path / "other.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"] == [str(tmp_path / "other.json")]
+    assert (beside / "metrics.json").read_text(encoding="utf-8") == "kept"
+
+    run = _run_dir(tmp_path / "run")  # a run directory as the input
+    (run / "metrics.json").write_text("kept", encoding="utf-8")
+    assert main(["evaluate", str(run), "--no-embedding", "--no-bertscore", "-o", str(tmp_path / "o2.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"] == [str(tmp_path / "o2.json")]
+    assert (run / "metrics.json").read_text(encoding="utf-8") == "kept"
+    assert json.loads((tmp_path / "o2.json").read_text(encoding="utf-8"))["pairs_scored"] == 1
+
+
+def test_progress_on_stderr_unless_no_progress(output_file, capsys):
+    f, judge = output_file
+    args = ["evaluate", str(f), "--judge-train", str(judge), "--no-embedding", "--no-bertscore"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "flip-rate judge: 100%" in err and "3/3 [" in err and "cf/s]" in err  # a tqdm bar
+    assert main([*args, "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "3/3 [" not in err and "cf/s" not in err
+    assert "flip_rate" in err  # the table is still printed
+
+
+def test_without_a_judge_stderr_and_json_say_how_to_add_one(output_file, capsys):
+    f, _ = output_file
+    assert main(["evaluate", str(f), "--no-embedding", "--no-bertscore", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("flip rate:"))
+    assert "no judge" in line and "--judge-train DATA" in line and "--judge DIR" in line
+    res = json.loads(f.with_name("out.jsonl.metrics.json").read_text(encoding="utf-8"))
+    assert line in res["notes"]
 
 
 def test_evaluate_errors_are_clear(output_file, tmp_path, capsys):

@@ -80,3 +80,25 @@ def test_several_methods_get_their_own_groups(tmp_path, make_run_dir, make_row):
     res = evaluate(load_pairs(make_run_dir(tmp_path / "r", rows)), EvaluationConfig(embedding=False, bertscore=False))
     assert list(res["groups"]) == ["m1.v1", "m2.v1", "(all)"]
     assert res["groups"]["(all)"]["n"] == 2
+
+
+def test_progress_bars_on_stderr_unless_disabled(run_dir, judge_data, capsys):
+    cfg = EvaluationConfig(judge=JudgeChoice(train_data=str(judge_data)), embedding=False, bertscore=False)
+    evaluate(load_pairs(run_dir), cfg, progress=True)
+    err = capsys.readouterr().err
+    assert "flip-rate judge: 100%" in err and "3/3 [" in err and "cf/s]" in err  # a tqdm bar
+    evaluate(load_pairs(run_dir), cfg, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_without_a_judge_the_result_says_why_there_is_no_flip_rate(run_dir, judge_data):
+    logs = []
+    res = evaluate(load_pairs(run_dir), EvaluationConfig(embedding=False, bertscore=False), log=logs.append)
+    names = [m["name"] for m in res["groups"]["auto-cad.v1"]["metrics"]]
+    assert "flip_rate" not in names
+    note = next(n for n in res["notes"] if n.startswith("flip rate:"))
+    assert "no judge" in note and "--judge-train DATA" in note and "--judge DIR" in note
+    assert note in logs
+    with_judge = evaluate(load_pairs(run_dir), EvaluationConfig(judge=JudgeChoice(train_data=str(judge_data)),
+                                                                embedding=False, bertscore=False))
+    assert with_judge["notes"] == []

@@ -18,10 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "path, weight hashes, tokenization) are written beside its value; two values are "
                     "comparable only when their signatures match. See docs/evaluation.md.")
     p.add_argument("input", help="output file, run directory, or table with original/counterfactual/target columns")
-    p.add_argument("-o", "--output", help="metrics JSON (default: RUN_DIR/metrics.json for a run directory, "
-                                          "else <input>.metrics.json)")
-    p.add_argument("--run-dir", help="also write metrics.json into this run directory (default: <input>.run "
-                                     "when it exists), where 'cfaug report' finds it")
+    p.add_argument("-o", "--output", help="metrics JSON, the only file written (default: RUN_DIR/metrics.json "
+                                          "for a run directory, else <input>.metrics.json and also "
+                                          "<input>.run/metrics.json when that run directory exists)")
+    p.add_argument("--run-dir", help="also write metrics.json into this run directory, where 'cfaug report' "
+                                     "finds it (with -o too)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     g = p.add_argument_group("data")
     g.add_argument("--task", choices=("sentiment", "rating", "nli", "style"), default=None,
                    help="default: the run's task, else sentiment")
@@ -93,13 +95,15 @@ def run(args: argparse.Namespace) -> int:
         pairs = load_pairs(args.input, task, text_col=args.text_col, label_col=args.label_col,
                            original_col=args.original_col, fmt=args.input_format)
         extra_dir = Path(args.run_dir) if args.run_dir else None
-        if extra_dir is None and run_dir is None and Path(str(args.input) + ".run").is_dir():
-            extra_dir = Path(str(args.input) + ".run")
+        beside = Path(str(args.input) + ".run")
+        if extra_dir is None and run_dir is None and beside.is_dir():
+            extra_dir = beside  # its config helps below; metrics.json goes there only without -o
+        write_extra = extra_dir is not None and (args.run_dir is not None or not args.output)
         if extra_dir is not None and pairs.run_config is None and (extra_dir / "config.json").exists():
             pairs.run_config = json.loads((extra_dir / "config.json").read_text(encoding="utf-8"))
         if not pairs.pairs:
             raise CliError(f"{args.input}: no counterfactuals to evaluate")
-        result = evaluate(pairs, config, log=lambda m: print(m, file=sys.stderr))
+        result = evaluate(pairs, config, log=lambda m: print(m, file=sys.stderr), progress=not args.no_progress)
     except (DataError, SchemaError, LabelError, TaskError, ModelPathError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     for r in pairs.rejects[:10]:
@@ -109,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else (run_dir / "metrics.json" if run_dir
                                                  else Path(str(args.input) + ".metrics.json"))
     targets = [out]
-    if extra_dir is not None and (extra_dir / "metrics.json").resolve() != out.resolve():
+    if write_extra and (extra_dir / "metrics.json").resolve() != out.resolve():
         targets.append(extra_dir / "metrics.json")
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     for t in targets:

@@ -33,6 +33,11 @@ def embedding_cosine(originals: Sequence[str], counterfactuals: Sequence[str],
     """Mean cosine between sentence embeddings of each original and its counterfactual."""
     _same_length(originals, counterfactuals)
     sims = [float(s) for s in encoder.cosine(list(originals), list(counterfactuals))] if originals else []
+    return embedding_cosine_result(sims, encoder)
+
+
+def embedding_cosine_result(sims: Sequence[float], encoder: SentenceEncoder) -> MetricResult:
+    """The ``embedding_cosine`` result from per-pair cosines computed with ``encoder``."""
     return MetricResult("embedding_cosine", mean_of(list(sims)), len(sims),
                         {"pooling": "the encoder's own (mean for MiniLM)", **encoder.describe()},
                         per_item=list(sims))
@@ -52,9 +57,19 @@ def greedy_match(reference: np.ndarray, candidate: np.ndarray) -> tuple[float, f
 
 def bertscore(originals: Sequence[str], counterfactuals: Sequence[str], encoder: TokenEncoder) -> MetricResult:
     """BERTScore-style F1 of each counterfactual (candidate) against its original (reference)."""
+    return bertscore_result(bertscore_items(originals, counterfactuals, encoder), encoder)
+
+
+def bertscore_items(originals: Sequence[str], counterfactuals: Sequence[str],
+                    encoder: TokenEncoder) -> list[tuple[float, float, float]]:
+    """(precision, recall, F1) of each counterfactual against its original."""
     _same_length(originals, counterfactuals)
     refs, cands = encoder.encode(list(originals)), encoder.encode(list(counterfactuals))
-    scores = [greedy_match(r, c) for r, c in zip(refs, cands)]
+    return [greedy_match(r, c) for r, c in zip(refs, cands)]
+
+
+def bertscore_result(scores: Sequence[tuple[float, float, float]], encoder: TokenEncoder) -> MetricResult:
+    """The ``bertscore_f1`` result from per-pair (precision, recall, F1) computed with ``encoder``."""
     f1 = [s[2] for s in scores]
     details = {"precision": mean_of([s[0] for s in scores]), "recall": mean_of([s[1] for s in scores])}
     settings = {"matching": "greedy max cosine", "idf": False, "baseline_rescale": False,

@@ -81,6 +81,13 @@ def flip_rate(pairs: Sequence[CounterfactualPair], judge: LabelJudge, label_spac
               provenance: dict[str, Any] | None = None) -> MetricResult:
     """Flip rate of ``pairs`` under ``judge`` (an independent classifier). The judge's label names are
     mapped to the task's labels (``"POSITIVE"``, ``"pos"`` and ``"1"`` all count as ``positive``)."""
+    predicted = judge_predictions(pairs, judge, label_space)
+    settings = {"independent": True, **(provenance or judge.describe())}
+    return flip_rate_from_predictions(predicted, [p.target for p in pairs], settings)
+
+
+def judge_predictions(pairs: Sequence[CounterfactualPair], judge: LabelJudge, label_space: LabelSpace) -> list[str]:
+    """The task label ``judge`` predicts for each counterfactual (see :func:`flip_rate`)."""
     mapping = {}
     for lab in judge.labels:
         try:
@@ -88,9 +95,7 @@ def flip_rate(pairs: Sequence[CounterfactualPair], judge: LabelJudge, label_spac
         except ValueError:
             raise ValueError(f"flip-rate judge label {lab!r} is not a label of the task "
                              f"({', '.join(label_space.labels)}); pass the judge's labels in output order") from None
-    predicted = [mapping[p] for p in predict_labels(judge, [p.judge_input for p in pairs])] if pairs else []
-    settings = {"independent": True, **(provenance or judge.describe())}
-    return flip_rate_from_predictions(predicted, [p.target for p in pairs], settings)
+    return [mapping[p] for p in predict_labels(judge, [p.judge_input for p in pairs])] if pairs else []
 
 
 def own_judge_flip_rate(pairs: Sequence[CounterfactualPair]) -> MetricResult:

@@ -89,14 +89,18 @@ class CausalLMScorer:
 
 def perplexity(texts: Sequence[str], scorer: CausalLMScorer) -> MetricResult:
     """Mean per-text perplexity under ``scorer``'s causal LM."""
+    return perplexity_result([scorer.token_nll(t) for t in texts], scorer)
+
+
+def perplexity_result(nlls: Sequence[tuple[float, int]], scorer: CausalLMScorer) -> MetricResult:
+    """The ``perplexity`` result from per-text (NLL sum, scored tokens) pairs of :meth:`CausalLMScorer.token_nll`."""
     per_text: list[float | None] = []
     nll_sum, tok_sum = 0.0, 0
-    for t in texts:
-        nll, n = scorer.token_nll(t)
+    for nll, n in nlls:
         per_text.append(math.exp(nll / n) if n else None)
         nll_sum, tok_sum = nll_sum + nll, tok_sum + n
     details = {"corpus_perplexity": math.exp(nll_sum / tok_sum) if tok_sum else None, "tokens": tok_sum}
-    return MetricResult("perplexity", mean_of(per_text), len(texts), scorer.describe(), per_item=per_text,
+    return MetricResult("perplexity", mean_of(per_text), len(nlls), scorer.describe(), per_item=per_text,
                         details=details, higher_is_better=False)
 
 

@@ -42,7 +42,11 @@ def mover_distance(originals: Sequence[str], counterfactuals: Sequence[str], enc
     (lower = closer)."""
     if len(originals) != len(counterfactuals):
         raise ValueError(f"got {len(originals)} originals but {len(counterfactuals)} counterfactuals")
-    scores = mover_score(encoder, list(originals), list(counterfactuals))
+    return mover_result(mover_score(encoder, list(originals), list(counterfactuals)), encoder)
+
+
+def mover_result(scores: Sequence[float], encoder: TokenEncoder) -> MetricResult:
+    """The ``mover_distance`` result from per-pair MoverScores (:func:`cfaug.judges.mover.mover_score`)."""
     dists: list[float | None] = [None if math.isnan(s) else 1.0 - s for s in scores]
     mean = mean_of(dists)
     settings = {**SETTINGS, "distance": "1 - MoverScore (cfaug.judges.mover)", **encoder.describe()}

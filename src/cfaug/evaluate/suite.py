@@ -1,20 +1,32 @@
 """Run the chosen metrics over a set of counterfactual pairs, per method, and collect one JSON-ready
-result that names every setting."""
+result that names every setting.
+
+The model-based per-pair figures (judge predictions, embedding cosine, BERTScore-style F1, MoverScore
+distance, perplexity) are computed once per distinct pair over all scored pairs, with a progress bar each,
+and every group (each method and ``(all)``) takes its share. The encoders read the pairs in blocks of
+similar length (less padding), and a text both content metrics need is encoded once where the two
+encoders share a transformer (:mod:`cfaug.evaluate.encoding`). The result says where the time went
+(``timings``, seconds per stage) and how many texts each encoder read (``encoding``).
+"""
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cfaug.evaluate.content import bertscore, embedding_cosine
+from cfaug.evaluate.content import bertscore_items, bertscore_result, embedding_cosine_result
 from cfaug.evaluate.diversity import distinct_n, self_bleu
-from cfaug.evaluate.flip_rate import JudgeChoice, build_judge, flip_rate, own_judge_flip_rate, training_overlap
-from cfaug.evaluate.fluency import CausalLMScorer, ngram_perplexity, perplexity
+from cfaug.evaluate.encoding import SharedEncoding
+from cfaug.evaluate.flip_rate import (JudgeChoice, build_judge, flip_rate_from_predictions, judge_predictions,
+                                      own_judge_flip_rate, training_overlap)
+from cfaug.evaluate.fluency import CausalLMScorer, ngram_perplexity, perplexity_result
 from cfaug.evaluate.harmonic import h_score
-from cfaug.evaluate.minimality import edit_rate, mover_distance
+from cfaug.evaluate.minimality import edit_rate, mover_result
 from cfaug.evaluate.ngram_lm import NgramLM
 from cfaug.evaluate.pairs import CounterfactualPair, PairSet
 from cfaug.evaluate.result import MetricResult
@@ -69,22 +81,51 @@ class _Models:
     ngram: Any = None
 
 
-def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Metrics for ``pairset``: one group per method (plus ``(all)`` when there are several)."""
+#: distinct pairs the encoders read at a time (sorted by length; one progress step per block)
+PAIR_BLOCK = 64
+#: counterfactuals the flip-rate judge classifies at a time
+JUDGE_BLOCK = 256
+
+#: what the result says when no independent judge was named (also logged)
+NO_JUDGE_NOTE = ("flip rate: not computed (and so no H): no judge was given. Pass --judge-train DATA (cfaug trains "
+                 "a TF-IDF judge on that labelled dataset; best other data than the generator read) or "
+                 "--judge DIR (a local Hugging Face sequence classifier); in Python: "
+                 "EvaluationConfig(judge=JudgeChoice(...))")
+
+
+def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], None] | None = None,
+             progress: bool = False) -> dict[str, Any]:
+    """Metrics for ``pairset``: one group per method (plus ``(all)`` when there are several).
+    ``progress``: tqdm bars on stderr for the model-based stages (judge, encoders, language model)."""
     log = log or (lambda m: None)
     start = time.perf_counter()
-    models = _load_models(pairset, config, log)
+    timings: dict[str, float] = {}
+    notes = []
+    if config.judge is None:
+        notes.append(NO_JUDGE_NOTE + (" (--own-judge reports only the generator's own judge, which is not "
+                                      "independent)" if config.own_judge else ""))
+    for note in notes:
+        log(note)
+    with _timed(timings, "load models"):
+        models = _load_models(pairset, config, log)
     pairs = [p for p in pairset.pairs if config.include_failed or p.passed]
-    groups: dict[str, list[CounterfactualPair]] = {}
+    if config.rouge_reference and config.rouge_reference != "original":  # before the slow stages
+        missing = [p.source_id for p in pairs if config.rouge_reference not in p.columns]
+        if missing:
+            raise ValueError(f"no column {config.rouge_reference!r} for ROUGE references "
+                             f"(first missing in source {missing[0]!r})")
+    groups: dict[str, list[int]] = {}
     methods = sorted({p.method for p in pairs})
     if config.per_method and len(methods) > 1:
         for m in methods:
-            groups[m] = [p for p in pairs if p.method == m]
-    groups[ALL_METHODS if len(methods) != 1 else methods[0]] = pairs
+            groups[m] = [i for i, p in enumerate(pairs) if p.method == m]
+    groups[ALL_METHODS if len(methods) != 1 else methods[0]] = list(range(len(pairs)))
+    log(f"scoring {len(pairs)} counterfactuals" + (f" ({', '.join(groups)})" if len(groups) > 1 else ""))
+    items = _per_pair(pairs, pairset, models, timings, progress)
     out_groups = {}
-    for name, group in groups.items():
-        log(f"scoring {len(group)} counterfactuals ({name or 'no method name'})")
-        results = _score(group, pairset, config, models)
+    for name, idx in groups.items():
+        group = [pairs[i] for i in idx]
+        results = _score(group, idx, items, pairset, config, models, timings)
         out_groups[name] = {
             "n": len(group),
             "metrics": [r.to_json() for r in results],
@@ -101,11 +142,86 @@ def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], No
         "rows_rejected": len(pairset.rejects),
         "rejects": [r.message() for r in pairset.rejects[:50]],
         "config": settings,
+        "notes": notes,
         "groups": out_groups,
         "versions": versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seconds": round(time.perf_counter() - start, 2),
+        "timings": {k: round(v, 2) for k, v in timings.items()},
+        "encoding": items.encoding,
     }
+
+
+@contextmanager
+def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t
+
+
+def _bar(enabled: bool, total: int, desc: str) -> Any:
+    """A tqdm progress bar on stderr counting counterfactuals (silent unless ``enabled``)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="cf", disable=not enabled, file=sys.stderr, dynamic_ncols=True)
+
+
+@dataclass
+class _PerPair:
+    """Model-based figures computed once for all scored pairs: judge predictions by pair index, content
+    and mover figures by (original, counterfactual), token NLLs by counterfactual text."""
+
+    predicted: list[str] | None = None
+    cosine: dict[tuple[str, str], float] = field(default_factory=dict)
+    bert: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
+    mover: dict[tuple[str, str], float] = field(default_factory=dict)
+    nll: dict[str, tuple[float, int]] = field(default_factory=dict)
+    encoding: dict[str, Any] | None = None
+
+
+def _per_pair(pairs: list[CounterfactualPair], pairset: PairSet, m: _Models, timings: dict[str, float],
+              progress: bool) -> _PerPair:
+    from cfaug.judges.mover import mover_score
+
+    out = _PerPair()
+    if m.judge is not None:
+        out.predicted = []
+        with _timed(timings, "flip_rate (judge)"), _bar(progress, len(pairs), "flip-rate judge") as bar:
+            for start in range(0, len(pairs), JUDGE_BLOCK):
+                block = pairs[start: start + JUDGE_BLOCK]
+                out.predicted += judge_predictions(block, m.judge, pairset.task.label_space)
+                bar.update(len(block))
+    if m.encoder is not None or m.tokens is not None or m.mover is not None:
+        keys = list(dict.fromkeys((p.original, p.counterfactual) for p in pairs))
+        keys.sort(key=lambda k: len(k[0]) + len(k[1]))  # similar lengths in a block: less padding
+        shared = SharedEncoding(m.encoder, m.tokens, m.mover)
+        with _bar(progress, len(keys), "encoding (content, minimality)") as bar:
+            for start in range(0, len(keys), PAIR_BLOCK):
+                block = keys[start: start + PAIR_BLOCK]
+                orig, new = [k[0] for k in block], [k[1] for k in block]
+                shared.encode(orig + new)
+                if m.encoder is not None:
+                    with _timed(timings, "embedding_cosine"):
+                        out.cosine.update(zip(block, (float(x) for x in m.encoder.cosine(orig, new))))
+                if m.tokens is not None:
+                    with _timed(timings, "bertscore_f1 (matching)"):
+                        out.bert.update(zip(block, bertscore_items(orig, new, m.tokens)))
+                if m.mover is not None:
+                    with _timed(timings, "mover_distance (transport)"):
+                        out.mover.update(zip(block, mover_score(m.mover, orig, new)))
+                bar.update(len(block))
+        for stage, seconds in shared.seconds.items():
+            timings[f"encode: {stage}"] = seconds
+        out.encoding = shared.stats()
+    if m.lm is not None:
+        texts = list(dict.fromkeys(p.counterfactual for p in pairs))
+        with _timed(timings, "perplexity"), _bar(progress, len(texts), "perplexity") as bar:
+            for t in texts:
+                out.nll[t] = m.lm.token_nll(t)
+                bar.update(1)
+    return out
 
 
 def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], None]) -> _Models:
@@ -148,38 +264,44 @@ def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str]
     return m
 
 
-def _score(group: list[CounterfactualPair], pairset: PairSet, config: EvaluationConfig, m: _Models) -> list[MetricResult]:
+def _score(group: list[CounterfactualPair], idx: list[int], items: _PerPair, pairset: PairSet,
+           config: EvaluationConfig, m: _Models, timings: dict[str, float]) -> list[MetricResult]:
     orig = [p.original for p in group]
     new = [p.counterfactual for p in group]
+    keys = list(zip(orig, new))
     results: list[MetricResult] = []
     flip = None
-    if m.judge is not None:
-        info = {"independent": True, **m.judge_info}
-        flip = flip_rate(group, m.judge, pairset.task.label_space, info)
+    if m.judge is not None and items.predicted is not None:
+        flip = flip_rate_from_predictions([items.predicted[i] for i in idx], [p.target for p in group],
+                                          {"independent": True, **m.judge_info})
         results.append(flip)
     if config.own_judge:
         results.append(own_judge_flip_rate(group))
     content = None
     if m.encoder is not None:
-        content = embedding_cosine(orig, new, m.encoder)
+        content = embedding_cosine_result([items.cosine[k] for k in keys], m.encoder)
         results.append(content)
     if m.tokens is not None:
-        content = bertscore(orig, new, m.tokens)
+        content = bertscore_result([items.bert[k] for k in keys], m.tokens)
         results.append(content)
     if flip is not None and content is not None:
         results.append(h_score(content, flip))
-    results.append(edit_rate(orig, new))
+    with _timed(timings, "edit_rate"):
+        results.append(edit_rate(orig, new))
     if m.mover is not None:
-        results.append(mover_distance(orig, new, m.mover))
+        results.append(mover_result([items.mover[k] for k in keys], m.mover))
     if m.lm is not None:
-        results.append(perplexity(new, m.lm))
+        results.append(perplexity_result([items.nll[t] for t in new], m.lm))
     if m.ngram is not None:
-        ng = ngram_perplexity(new, m.ngram)
+        with _timed(timings, "ngram_perplexity"):
+            ng = ngram_perplexity(new, m.ngram)
         ng.settings["reference_file"] = config.ngram_reference
         results.append(ng)
-    results.append(self_bleu(new, max_n=config.self_bleu_max_n))
-    for n in config.distinct:
-        results.append(distinct_n(new, n))
+    with _timed(timings, "self_bleu"):
+        results.append(self_bleu(new, max_n=config.self_bleu_max_n))
+    with _timed(timings, "distinct_n"):
+        for n in config.distinct:
+            results.append(distinct_n(new, n))
     if config.rouge_reference:
         if config.rouge_reference == "original":
             refs = orig
@@ -189,7 +311,8 @@ def _score(group: list[CounterfactualPair], pairset: PairSet, config: Evaluation
                 raise ValueError(f"no column {config.rouge_reference!r} for ROUGE references "
                                  f"(first missing in source {missing[0]!r})")
             refs = [str(p.columns[config.rouge_reference]) for p in group]
-        r = rouge(new, refs)
+        with _timed(timings, "rouge"):
+            r = rouge(new, refs)
         r.settings["reference"] = config.rouge_reference
         results.append(r)
     return results

@@ -90,6 +90,18 @@ class SentenceEncoder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._memo[t] for t in texts])
 
+    def known(self, text: str) -> bool:
+        """Whether ``text``'s embedding is memoised (so :meth:`encode` will not run the model for it)."""
+        return text in self._memo
+
+    def remember(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Memoise embeddings computed elsewhere from this encoder's own transformer and pooling (e.g. by a
+        token encoder's forward pass over the same word pieces); rows are L2-normalised here."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        for t, v in zip(texts, vectors / np.maximum(norms, 1e-12)):
+            self._memo[t] = v.astype(np.float32, copy=False)
+
     def encode_persistent(self, texts: Sequence[str], cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
         """Like :meth:`encode`, for a fixed list such as a lexicon: the matrix is stored on disk, keyed by
         the encoder's weights and the list, so later runs load it instead of encoding again."""

@@ -26,6 +26,12 @@ class TokenEncoder:
 
     Vectors are memoised per text; the memo keeps at most ``MEMO_ROWS`` token vectors (older texts are
     forgotten first).
+
+    With ``keep_pooled`` set, :meth:`encode` also keeps, for every newly encoded text that fits in one
+    window, its word-piece ids and the mean of the window's vectors *before* special tokens are dropped and
+    rows normalised (what a mean-pooling sentence encoder built on the same transformer computes), until
+    :meth:`take_pooled` hands them out. Evaluation uses this to get sentence embeddings from the same
+    forward pass instead of encoding each text a second time.
     """
 
     MEMO_ROWS = 400_000  #: token vectors kept in memory (about 600 MB at 384 dimensions)
@@ -50,6 +56,8 @@ class TokenEncoder:
         self._torch = torch
         self._memo: dict[str, np.ndarray] = {}
         self._rows = 0
+        self.keep_pooled = False
+        self._pooled: dict[str, tuple[list[int], np.ndarray]] = {}
 
     def describe(self) -> dict[str, Any]:
         return {"model": str(self.path), "weights_sha256": weights_hash(self.path), "layer": self.layer,
@@ -65,6 +73,15 @@ class TokenEncoder:
         if self._rows > self.MEMO_ROWS:
             self._forget(set(texts))
         return out
+
+    def take_pooled(self, text: str) -> tuple[list[int], np.ndarray] | None:
+        """(word-piece ids, mean of the unnormalised vectors of all positions, special tokens included) of
+        ``text`` kept by :meth:`encode` while ``keep_pooled`` was set, removed from the store; None when
+        there is none (the text was memoised earlier, needed several windows, or pooling was off)."""
+        return self._pooled.pop(text, None)
+
+    def clear_pooled(self) -> None:
+        self._pooled.clear()
 
     def _windows(self, texts: list[str]) -> list[tuple[int, list[int], list[int]]]:
         """(text index, word-piece ids, special-token mask) of every window of ``texts``, in text order."""
@@ -83,6 +100,7 @@ class TokenEncoder:
         torch = self._torch
         windows = self._windows(texts)
         parts: list[list[tuple[int, np.ndarray]]] = [[] for _ in texts]
+        n_windows = np.bincount([w[0] for w in windows], minlength=len(texts))
         order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))  # similar lengths: less padding
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for start in range(0, len(order), self.batch_size):
@@ -101,6 +119,9 @@ class TokenEncoder:
             hidden = out.hidden_states[self.layer].float().cpu().numpy()
             for j, k in enumerate(order[start: start + self.batch_size]):
                 parts[windows[k][0]].append((k, hidden[j][keep[j]]))
+                if self.keep_pooled and n_windows[windows[k][0]] == 1:
+                    piece = windows[k][1]
+                    self._pooled[texts[windows[k][0]]] = (list(piece), hidden[j][:len(piece)].mean(axis=0))
         for i, text in enumerate(texts):  # every text has at least one window (an empty text: only specials)
             vecs = np.concatenate([v for _, v in sorted(parts[i], key=lambda p: p[0])])
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)

@@ -1,0 +1,235 @@
+"""Speed of ``cfaug evaluate`` with its default metrics on human CAD-IMDB counterfactuals.
+
+The input is built the way the hardening issue describes it: the first N (default 916) pairs of
+``cad-imdb/combined/paired/train_paired.tsv`` (an original review and its human counterfactual), written
+as a ``cfaug augment`` output file (``Text``/``Sentiment`` hold the counterfactual and its target,
+``original_Text``/``original_Sentiment`` the original). The script then runs
+
+    python -m cfaug evaluate INPUT -o METRICS.json [--no-progress]
+
+in a fresh process (default metrics: embedding cosine and BERTScore-style F1 with the packaged MiniLM,
+edit rate, Self-BLEU, distinct-1/2; no judge), and records the wall time, counterfactuals per second and
+the per-stage seconds the metrics JSON reports (``timings``). When the metrics JSON has no ``timings``
+(the code before they were added), the stages are timed in this process instead, by calling the same
+metric functions one after another with freshly loaded encoders.
+
+    python bench/evaluate_speed.py --label baseline      # before a change
+    python bench/evaluate_speed.py --label after         # after it
+
+To measure the code of a commit without checking it out, run the script with that commit's ``src/`` first on
+``PYTHONPATH`` (``git archive HEAD src | tar -x -C /tmp/base``), e.g.
+``PYTHONPATH=/tmp/base/src python bench/evaluate_speed.py --label baseline --code "HEAD (before)"``.
+Interleave runs when another process shares the CPU.
+
+Each label's figures are kept in ``bench/_work/evaluate_speed/<label>.json``; the results file
+(``bench/evaluate_speed.results.md``) is rewritten from all stored labels and ends with the machine-readable
+line ``evaluate_cf_per_s=<value>`` of the label just measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / "_work" / "evaluate_speed"
+RESULTS = HERE / "evaluate_speed.results.md"
+
+
+def build_input(data: Path, n: int, out: Path) -> int:
+    """Write the first ``n`` original/counterfactual pairs as a cfaug output file; returns the count."""
+    paired = data / "cad-imdb" / "combined" / "paired" / "train_paired.tsv"
+    originals_file = data / "cad-imdb" / "orig" / "train.tsv"
+    with open(originals_file, encoding="utf-8", newline="") as fh:
+        originals = {r["Text"] for r in csv.DictReader(fh, delimiter="\t")}
+    with open(paired, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with open(out, "w", encoding="utf-8") as fh:
+        for a, b in zip(rows[0::2], rows[1::2]):
+            if written >= n:
+                break
+            if a["batch_id"] != b["batch_id"]:
+                raise SystemExit(f"{paired}: rows of batch {a['batch_id']} and {b['batch_id']} are not a pair")
+            if (a["Text"] in originals) == (b["Text"] in originals):
+                continue  # cannot tell which one is the original
+            orig, new = (a, b) if a["Text"] in originals else (b, a)
+            fh.write(json.dumps({"Text": new["Text"], "Sentiment": new["Sentiment"], "source_id": a["batch_id"],
+                                 "original_Text": orig["Text"], "original_Sentiment": orig["Sentiment"],
+                                 "method": "human-cad", "meta": {"passed": True}}, ensure_ascii=False) + "\n")
+            written += 1
+    return written
+
+
+def in_process_stages(input_file: Path) -> dict[str, float]:
+    """Per-stage seconds measured here (for code whose metrics JSON has no ``timings``)."""
+    from cfaug.evaluate.content import bertscore, embedding_cosine
+    from cfaug.evaluate.diversity import distinct_n, self_bleu
+    from cfaug.evaluate.minimality import edit_rate
+    from cfaug.evaluate.pairs import load_pairs
+    from cfaug.judges.similarity import SentenceEncoder
+    from cfaug.judges.token_embeddings import TokenEncoder
+
+    pairs = load_pairs(str(input_file)).pairs
+    orig, new = [p.original for p in pairs], [p.counterfactual for p in pairs]
+    stages: dict[str, float] = {}
+
+    def timed(name, fn):
+        t = time.perf_counter()
+        out = fn()
+        stages[name] = round(time.perf_counter() - t, 2)
+        return out
+
+    enc = timed("load sentence encoder", SentenceEncoder)
+    tok = timed("load token encoder", TokenEncoder)
+    timed("embedding_cosine", lambda: embedding_cosine(orig, new, enc))
+    timed("bertscore_f1", lambda: bertscore(orig, new, tok))
+    timed("edit_rate", lambda: edit_rate(orig, new))
+    timed("self_bleu", lambda: self_bleu(new))
+    timed("distinct_1", lambda: distinct_n(new, 1))
+    timed("distinct_2", lambda: distinct_n(new, 2))
+    return stages
+
+
+def git_state() -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.strip()
+        return rev + (" + uncommitted changes under src/" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def machine() -> str:
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}; {os.cpu_count()} logical CPUs; torch {torch.__version__} with {torch.get_num_threads()} "
+            f"threads; Python {platform.python_version()}; {platform.system()} {platform.release()}")
+
+
+def render(runs: dict[str, dict], latest: str) -> str:
+    lines = ["# `cfaug evaluate` speed (default metrics, human CAD-IMDB counterfactuals)", "",
+             "Made by `bench/evaluate_speed.py` (see its docstring). Input: the first "
+             f"{runs[latest]['pairs']} pairs of `cad-imdb/combined/paired/train_paired.tsv` written as a "
+             "`cfaug augment` output file; default metrics (embedding cosine and BERTScore-style F1 with the "
+             "packaged all-MiniLM-L6-v2, edit rate, Self-BLEU, distinct-1/2; no judge). Wall time of the "
+             "whole command in a fresh process, model loading included. Another benchmark shared the two CPU "
+             "cores during these runs, so the timings are noisy (a few seconds either way).", ""]
+    lines += ["| run | code | wall s | counterfactuals/s | command |", "|---|---|---:|---:|---|"]
+    for label, r in runs.items():
+        lines.append(f"| {label} | {r['code']} | {r['wall_s']:.1f} | {r['cf_per_s']:.2f} | `{r['command']}` |")
+    lines += ["", "Per-stage seconds:", ""]
+    names: list[str] = []
+    for r in runs.values():
+        names += [k for k in r["stages"] if k not in names]
+    lines.append("| stage | " + " | ".join(runs) + " |")
+    lines.append("|---|" + "---:|" * len(runs))
+    for name in names:
+        cells = [f"{r['stages'][name]:.2f}" if name in r["stages"] else "" for r in runs.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Where the stages come from: " + "; ".join(f"{label}: {r['stages_source']}" for label, r in runs.items()),
+              "", "Metric values (identical runs must agree):", "",
+              "| metric | " + " | ".join(runs) + " |", "|---|" + "---:|" * len(runs)]
+    mnames: list[str] = []
+    for r in runs.values():
+        mnames += [k for k in r["values"] if k not in mnames]
+    for name in mnames:
+        cells = [("n/a" if r["values"].get(name) is None else f"{r['values'][name]:.6f}") if name in r["values"] else ""
+                 for r in runs.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    history = WORK / "history.jsonl"
+    if history.exists():
+        lines += ["", "Every run, in order (the 1-minute load average of the machine before and after shows how much "
+                      "the other benchmark competed for the two cores):", "",
+                  "| started | run | code | wall s | counterfactuals/s | load average before / after |",
+                  "|---|---|---|---:|---:|---|"]
+        for line in history.read_text(encoding="utf-8").splitlines():
+            h = json.loads(line)
+            load = " / ".join(str(x) for x in h.get("load_average") or []) or "not recorded"
+            lines.append(f"| {h['started']} | {h['label']} | {h['code']} | {h['wall_s']:.1f} | {h['cf_per_s']:.2f} "
+                         f"| {load} |")
+    lines += ["", "Machine: " + runs[latest]["machine"], "", f"evaluate_cf_per_s={runs[latest]['cf_per_s']:.2f}", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="folder holding cad-imdb/")
+    ap.add_argument("-n", type=int, default=916, help="number of pairs (default 916, as in the issue)")
+    ap.add_argument("--label", default="after", help="name of this measurement (e.g. baseline, after)")
+    ap.add_argument("--code", help="what code ran, for the table (default: the repository's commit); e.g. when "
+                                   "PYTHONPATH points at a copy of an older src/")
+    ap.add_argument("--progress", action="store_true", help="leave the progress bars on (default: --no-progress "
+                                                            "when the command has that flag)")
+    args = ap.parse_args()
+
+    input_file = WORK / f"human_cad_{args.n}.jsonl"
+    pairs = build_input(Path(args.data), args.n, input_file)
+    metrics = WORK / f"{args.label}.metrics.json"
+    cmd = [sys.executable, "-m", "cfaug", "evaluate", str(input_file), "-o", str(metrics)]
+    help_text = subprocess.run([*cmd[:4], "--help"], capture_output=True, text=True).stdout
+    if "--no-progress" in help_text and not args.progress:
+        cmd.append("--no-progress")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    load_before = os.getloadavg()[0]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    load_after = os.getloadavg()[0]
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(f"cfaug evaluate failed with exit code {proc.returncode}")
+    res = json.loads(metrics.read_text(encoding="utf-8"))
+    group = next(iter(res["groups"].values()))
+    values = {m["name"]: m["value"] for m in group["metrics"]}
+    if res.get("timings"):
+        stages, source = dict(res["timings"]), "the `timings` of the metrics JSON"
+    else:
+        stages, source = in_process_stages(input_file), "timed in the bench process (no `timings` in the JSON)"
+    shown = " ".join(shlex.quote(str(Path(c).relative_to(ROOT)) if c.startswith(str(ROOT)) else c)
+                     for c in ["python", *cmd[1:]])
+    run = {"pairs": pairs, "wall_s": round(wall, 2), "cf_per_s": round(pairs / wall, 2), "command": shown,
+           "stages": stages, "stages_source": source, "values": values, "code": args.code or git_state(),
+           "machine": machine(), "load_average": [round(load_before, 2), round(load_after, 2)],
+           "started": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - wall)),
+           "stderr_tail": proc.stderr[-2000:]}
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / f"{args.label}.json").write_text(json.dumps(run, indent=2), encoding="utf-8")
+    with open(WORK / "history.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({k: run[k] for k in ("started", "code", "wall_s", "cf_per_s", "load_average")}
+                            | {"label": args.label}) + "\n")
+    runs = {}
+    for label in ("baseline", "after"):
+        if (WORK / f"{label}.json").exists():
+            runs[label] = json.loads((WORK / f"{label}.json").read_text(encoding="utf-8"))
+    for f in sorted(WORK.glob("*.json")):
+        if f.stem not in runs and not f.name.endswith(".metrics.json") and f.stem != "history":
+            runs[f.stem] = json.loads(f.read_text(encoding="utf-8"))
+    RESULTS.write_text(render(runs, args.label), encoding="utf-8")
+    print(f"{args.label}: {pairs} counterfactuals in {wall:.1f} s = {pairs / wall:.2f}/s; stages {stages}")
+    print(f"evaluate_cf_per_s={pairs / wall:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
