@@ -33,6 +33,7 @@ import csv
 import json
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
@@ -101,6 +102,36 @@ def in_process_stages(input_file: Path) -> dict[str, float]:
     return stages
 
 
+def transformer_work(input_file: Path, encoding: dict | None) -> dict[str, int]:
+    """Word pieces the MiniLM transformer reads (a measure of the work that does not depend on what else
+    runs on the machine), from the texts' lengths: the token encoder reads every distinct text whole (no
+    review here is longer than its 512 window); the sentence encoder reads at most its first 256 word
+    pieces of each text it encodes. Without ``encoding`` in the JSON (the code before), it encoded every
+    text; with it, only the texts its window cuts (checked against the count the JSON reports)."""
+    from cfaug.judges.models import default_encoder_path
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(default_encoder_path()), local_files_only=True)
+    texts: list[str] = []
+    with open(input_file, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            texts += [row["original_Text"], row["Text"]]
+    lengths = [len(ids) for ids in tok(list(dict.fromkeys(texts)))["input_ids"]]
+    window = 256
+    token = sum(lengths)
+    if encoding and encoding.get("sentence_embeddings_from_token_pass"):
+        cut = [n for n in lengths if n > window]
+        if encoding.get("sentence_encoder_texts") != len(cut):
+            raise SystemExit(f"the sentence encoder read {encoding.get('sentence_encoder_texts')} texts, "
+                             f"expected the {len(cut)} longer than {window} word pieces")
+        sentence = window * len(cut)
+    else:
+        sentence = sum(min(n, window) for n in lengths)
+    return {"distinct_texts": len(lengths), "token_encoder": token, "sentence_encoder": sentence,
+            "total": token + sentence}
+
+
 def git_state() -> str:
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
@@ -135,9 +166,30 @@ def render(runs: dict[str, dict], latest: str) -> str:
              "packaged all-MiniLM-L6-v2, edit rate, Self-BLEU, distinct-1/2; no judge). Wall time of the "
              "whole command in a fresh process, model loading included. Another benchmark shared the two CPU "
              "cores during these runs, so the timings are noisy (a few seconds either way).", ""]
-    lines += ["| run | code | wall s | counterfactuals/s | command |", "|---|---|---:|---:|---|"]
+    lines += ["| run | code | wall s | counterfactuals/s | CPU s (user+sys) | word pieces through the transformer | command |",
+              "|---|---|---:|---:|---:|---:|---|"]
     for label, r in runs.items():
-        lines.append(f"| {label} | {r['code']} | {r['wall_s']:.1f} | {r['cf_per_s']:.2f} | `{r['command']}` |")
+        work = r.get("work") or {}
+        pieces = (f"{work['total']:,} ({work['token_encoder']:,} token encoder + {work['sentence_encoder']:,} "
+                  f"sentence encoder)") if work else ""
+        cpu = f"{r['cpu_s']:.0f}" if r.get("cpu_s") is not None else ""
+        lines.append(f"| {label} | {r['code']} | {r['wall_s']:.1f} | {r['cf_per_s']:.2f} | {cpu} | {pieces} | "
+                     f"`{r['command']}` |")
+    a = runs.get("after") or runs[latest]
+    b = runs.get("baseline")
+    if a.get("work") and "encode: token vectors" in a["stages"]:
+        w, st = a["work"], a["stages"]
+        rate = w["token_encoder"] / st["encode: token vectors"]
+        budget = a["pairs"] / 20 - st.get("load models", 0.0)
+        lines += ["", "Reading: nearly all the time is the transformer's forward passes. "
+                  + (f"The change cuts the word pieces it reads from {b['work']['total']:,} to {w['total']:,} "
+                     f"({1 - w['total'] / b['work']['total']:.0%} less): every text goes through the token "
+                     "encoder once, and the sentence encoder reads only the texts its 256-word-piece window cuts. "
+                     if b and b.get("work") else "")
+                  + f"In the last `after` run the token encoder read {rate:,.0f} word pieces/s. 20 counterfactuals/s "
+                  f"would mean reading {w['total']:,} word pieces in {budget:.0f} s ({w['total'] / budget:,.0f}/s), "
+                  "beyond what float32 MiniLM does on two cores; the figures stay exact (float32, same windows), "
+                  "so the target is not reached."]
     lines += ["", "Per-stage seconds:", ""]
     names: list[str] = []
     for r in runs.values():
@@ -161,13 +213,14 @@ def render(runs: dict[str, dict], latest: str) -> str:
     if history.exists():
         lines += ["", "Every run, in order (the 1-minute load average of the machine before and after shows how much "
                       "the other benchmark competed for the two cores):", "",
-                  "| started | run | code | wall s | counterfactuals/s | load average before / after |",
-                  "|---|---|---|---:|---:|---|"]
+                  "| started | run | code | wall s | counterfactuals/s | CPU s | load average before / after |",
+                  "|---|---|---|---:|---:|---:|---|"]
         for line in history.read_text(encoding="utf-8").splitlines():
             h = json.loads(line)
             load = " / ".join(str(x) for x in h.get("load_average") or []) or "not recorded"
+            cpu = f"{h['cpu_s']:.0f}" if h.get("cpu_s") is not None else "not recorded"
             lines.append(f"| {h['started']} | {h['label']} | {h['code']} | {h['wall_s']:.1f} | {h['cf_per_s']:.2f} "
-                         f"| {load} |")
+                         f"| {cpu} | {load} |")
     lines += ["", "Machine: " + runs[latest]["machine"], "", f"evaluate_cf_per_s={runs[latest]['cf_per_s']:.2f}", ""]
     return "\n".join(lines)
 
@@ -179,6 +232,9 @@ def main() -> int:
     ap.add_argument("--label", default="after", help="name of this measurement (e.g. baseline, after)")
     ap.add_argument("--code", help="what code ran, for the table (default: the repository's commit); e.g. when "
                                    "PYTHONPATH points at a copy of an older src/")
+    ap.add_argument("--reuse-stages", action="store_true", help="when the metrics JSON has no timings, keep the "
+                                                                 "per-stage seconds of this label's previous run "
+                                                                 "instead of timing them again in-process")
     ap.add_argument("--progress", action="store_true", help="leave the progress bars on (default: --no-progress "
                                                             "when the command has that flag)")
     args = ap.parse_args()
@@ -192,9 +248,12 @@ def main() -> int:
         cmd.append("--no-progress")
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     load_before = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     load_after = os.getloadavg()[0]
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
@@ -204,11 +263,15 @@ def main() -> int:
     values = {m["name"]: m["value"] for m in group["metrics"]}
     if res.get("timings"):
         stages, source = dict(res["timings"]), "the `timings` of the metrics JSON"
+    elif args.reuse_stages and (WORK / f"{args.label}.json").exists():
+        previous = json.loads((WORK / f"{args.label}.json").read_text(encoding="utf-8"))
+        stages, source = previous["stages"], previous["stages_source"] + " (an earlier run)"
     else:
         stages, source = in_process_stages(input_file), "timed in the bench process (no `timings` in the JSON)"
     shown = " ".join(shlex.quote(str(Path(c).relative_to(ROOT)) if c.startswith(str(ROOT)) else c)
                      for c in ["python", *cmd[1:]])
-    run = {"pairs": pairs, "wall_s": round(wall, 2), "cf_per_s": round(pairs / wall, 2), "command": shown,
+    run = {"pairs": pairs, "wall_s": round(wall, 2), "cf_per_s": round(pairs / wall, 2), "cpu_s": round(cpu, 1),
+           "work": transformer_work(input_file, res.get("encoding")), "command": shown,
            "stages": stages, "stages_source": source, "values": values, "code": args.code or git_state(),
            "machine": machine(), "load_average": [round(load_before, 2), round(load_after, 2)],
            "started": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - wall)),
@@ -216,7 +279,7 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     (WORK / f"{args.label}.json").write_text(json.dumps(run, indent=2), encoding="utf-8")
     with open(WORK / "history.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({k: run[k] for k in ("started", "code", "wall_s", "cf_per_s", "load_average")}
+        fh.write(json.dumps({k: run[k] for k in ("started", "code", "wall_s", "cf_per_s", "cpu_s", "load_average")}
                             | {"label": args.label}) + "\n")
     runs = {}
     for label in ("baseline", "after"):
