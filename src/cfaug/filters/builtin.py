@@ -72,22 +72,31 @@ class SimilarityConfig:
     encoder: str | None = param(None, "local sentence-transformers folder (default: packaged all-MiniLM-L6-v2)")
 
 
-class MinSimilarity:
-    """Sentence-embedding similarity to the original at least ``min``. A method may put its own measure in
-    the candidate's ``similarity`` score (auto-CAD compares edited sentences); otherwise the whole field
-    is compared with the ``sentence-similarity`` judge."""
+class MinScore:
+    """A judge's score of the rewrite against the original at least ``min``. The score is kept in the
+    candidate's scores under the filter's ``name``; a score a method already put there is reused (the
+    judge scores only the others). A NaN score (nothing to compare) is not recorded, and fails."""
 
-    name = "similarity"
+    name = "score"
 
     def __init__(self, minimum: float, judge: Any) -> None:
         self.min, self.judge = minimum, judge
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        todo = [c for c in batch if "similarity" not in c.scores]
+        todo = [c for c in batch if self.name not in c.scores]
         if todo:
             for c, s in zip(todo, self.judge.score(todo)):
-                c.scores["similarity"] = float(s)
-        return [c.scores["similarity"] >= self.min for c in batch]
+                if s == s:
+                    c.scores[self.name] = float(s)
+        return [c.scores.get(self.name, float("nan")) >= self.min for c in batch]
+
+
+class MinSimilarity(MinScore):
+    """Sentence-embedding similarity to the original at least ``min``. A method may put its own measure in
+    the candidate's ``similarity`` score (auto-CAD compares edited sentences); otherwise the whole field
+    is compared with the ``sentence-similarity`` judge."""
+
+    name = "similarity"
 
 
 @register_filter("min-similarity.v1", "sentence-embedding similarity to the original at least a threshold",
@@ -106,24 +115,12 @@ class MoverScoreConfig:
                                     "of the packaged all-MiniLM-L6-v2)")
 
 
-class MinMoverScore:
+class MinMoverScore(MinScore):
     """MoverScore of the rewrite against the original (``1 -`` earth mover's distance of their token
-    vectors, :mod:`cfaug.judges.mover`) at least ``min``. A score the method already put in the
-    candidate's ``moverscore`` score is reused; otherwise the ``moverscore`` judge computes it and it is
-    recorded there. A text without word pieces has no score (nothing is recorded) and fails."""
+    vectors, :mod:`cfaug.judges.mover`) at least ``min``, kept as the ``moverscore`` score. A text without
+    word pieces has no score (nothing is recorded) and fails."""
 
     name = "moverscore"
-
-    def __init__(self, minimum: float, judge: Any) -> None:
-        self.min, self.judge = minimum, judge
-
-    def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        todo = [c for c in batch if "moverscore" not in c.scores]
-        if todo:
-            for c, s in zip(todo, self.judge.score(todo)):
-                if s == s:  # NaN (a text without word pieces) is not recorded, and fails
-                    c.scores["moverscore"] = float(s)
-        return [c.scores.get("moverscore", float("nan")) >= self.min for c in batch]
 
 
 @register_filter("moverscore.v1", "MoverScore against the original at least a threshold (auto-CAD keeps > 0.55)",
