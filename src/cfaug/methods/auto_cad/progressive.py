@@ -44,6 +44,9 @@ class EditedText:
     def __post_init__(self) -> None:
         if not self.words:
             self.words = [t.text for t in self.tokens]
+        self._members: dict[int, list[int]] = {}
+        for j, t in enumerate(self.tokens):
+            self._members.setdefault(t.sentence, []).append(j)
 
     def apply(self, edit: Edit, term: CausalTerm) -> None:
         covered = [j for j, t in enumerate(self.tokens) if edit.start <= t.start and t.end <= edit.end]
@@ -54,8 +57,7 @@ class EditedText:
 
     def sentence(self, head: int) -> list[int]:
         """Token indices of the sentence of token ``head``."""
-        sent = self.tokens[head].sentence
-        return [j for j, t in enumerate(self.tokens) if t.sentence == sent]
+        return self._members[self.tokens[head].sentence]
 
     def with_word(self, head: int, word: str) -> tuple[list[str], int]:
         """The words of ``head``'s sentence with ``word`` in its place, and its position there."""
