@@ -102,12 +102,13 @@ def in_process_stages(input_file: Path) -> dict[str, float]:
     return stages
 
 
-def transformer_work(input_file: Path, encoding: dict | None) -> dict[str, int]:
+def transformer_work(input_file: Path, encoding: dict | None, window: int = 512) -> dict[str, int]:
     """Word pieces the MiniLM transformer reads (a measure of the work that does not depend on what else
-    runs on the machine), from the texts' lengths: the token encoder reads every distinct text whole (no
-    review here is longer than its 512 window); the sentence encoder reads at most its first 256 word
-    pieces of each text it encodes. Without ``encoding`` in the JSON (the code before), it encoded every
-    text; with it, only the texts its window cuts (checked against the count the JSON reports)."""
+    runs on the machine), from the texts' lengths: the token encoder reads every distinct text in windows of
+    ``window`` word pieces (each window with its two special tokens); the sentence encoder reads at most its
+    first 256 word pieces of each text it encodes. Without ``encoding`` in the JSON (the code before), it
+    encoded every text; with it, only the texts the JSON says it read (with a token window of 512: the texts
+    its own window cuts, which is checked)."""
     from cfaug.judges.models import default_encoder_path
     from transformers import AutoTokenizer
 
@@ -117,17 +118,19 @@ def transformer_work(input_file: Path, encoding: dict | None) -> dict[str, int]:
         for line in fh:
             row = json.loads(line)
             texts += [row["original_Text"], row["Text"]]
-    lengths = [len(ids) for ids in tok(list(dict.fromkeys(texts)))["input_ids"]]
-    window = 256
-    token = sum(lengths)
+    lengths = [len(ids) for ids in tok(list(dict.fromkeys(texts)), verbose=False)["input_ids"]]
+    sentence_window = 256
+    inner = window - 2
+    token = sum(n + 2 * (max(1, -(-(n - 2) // inner)) - 1) for n in lengths)
     if encoding and encoding.get("sentence_embeddings_from_token_pass"):
-        cut = [n for n in lengths if n > window]
-        if encoding.get("sentence_encoder_texts") != len(cut):
-            raise SystemExit(f"the sentence encoder read {encoding.get('sentence_encoder_texts')} texts, "
-                             f"expected the {len(cut)} longer than {window} word pieces")
-        sentence = window * len(cut)
+        cut = [n for n in lengths if n > sentence_window]
+        read = int(encoding.get("sentence_encoder_texts") or 0)
+        if window != sentence_window and read != len(cut):
+            raise SystemExit(f"the sentence encoder read {read} texts, expected the {len(cut)} longer than "
+                             f"{sentence_window} word pieces")
+        sentence = sentence_window * read
     else:
-        sentence = sum(min(n, window) for n in lengths)
+        sentence = sum(min(n, sentence_window) for n in lengths)
     return {"distinct_texts": len(lengths), "token_encoder": token, "sentence_encoder": sentence,
             "total": token + sentence}
 
@@ -164,10 +167,11 @@ def render(runs: dict[str, dict], latest: str) -> str:
              f"{runs[latest]['pairs']} pairs of `cad-imdb/combined/paired/train_paired.tsv` written as a "
              "`cfaug augment` output file; default metrics (embedding cosine and BERTScore-style F1 with the "
              "packaged all-MiniLM-L6-v2, edit rate, Self-BLEU, distinct-1/2; no judge). Wall time of the "
-             "whole command in a fresh process, model loading included. Another benchmark shared the two CPU "
-             "cores during these runs, so a single timing says little (the same code took from 108 to 289 s): compare "
-             "runs made one after the other (the table at the end, with the machine's load), the CPU seconds, and "
-             "the word pieces the transformer reads, which do not depend on the load.", ""]
+             "whole command in a fresh process, model loading included. During the runs of 2026-11-22 21:51-23:06 "
+             "another benchmark shared the two CPU cores, so a single timing of those says little (the same code "
+             "took from 108 to 289 s): compare runs made one after the other (the table at the end, with the "
+             "machine's load), the CPU seconds, and the word pieces the transformer reads, which do not depend on "
+             "the load.", ""]
     lines += ["| run | code | wall s | counterfactuals/s | CPU s (user+sys) | word pieces through the transformer "
               "| command |",
               "|---|---|---:|---:|---:|---:|---|"]
@@ -178,22 +182,16 @@ def render(runs: dict[str, dict], latest: str) -> str:
         cpu = f"{r['cpu_s']:.0f}" if r.get("cpu_s") is not None else ""
         lines.append(f"| {label} | {r['code']} | {r['wall_s']:.1f} | {r['cf_per_s']:.2f} | {cpu} | {pieces} | "
                      f"`{r['command']}` |")
-    a = runs.get("after") or runs[latest]
-    b = runs.get("baseline")
-    if a.get("work") and "encode: token vectors" in a["stages"]:
-        w, st = a["work"], a["stages"]
-        rate = w["token_encoder"] / st["encode: token vectors"]
-        budget = a["pairs"] / 20 - st.get("load models", 0.0)
-        lines += ["", "Reading: nearly all the time is the transformer's forward passes. "
-                  + (f"The change cuts the word pieces it reads from {b['work']['total']:,} to {w['total']:,} "
-                     f"({1 - w['total'] / b['work']['total']:.0%} less): every text goes through the token "
-                     "encoder once, and the sentence encoder reads only the texts its 256-word-piece window cuts. "
-                     if b and b.get("work") else "")
-                  + f"In the last `after` run the token encoder read {rate:,.0f} word pieces/s. 20 counterfactuals/s "
-                  f"would mean reading {w['total']:,} word pieces in {budget:.0f} s ({w['total'] / budget:,.0f}/s), "
-                  "beyond what float32 MiniLM does on two cores. Getting there would change the numbers (lower "
-                  "precision, shorter windows); this change keeps them (float32, same windows, same values below), "
-                  "so the target is not reached."]
+    lines += ["", "Reading: nearly all the time is the transformer's forward passes, so the word pieces it reads and "
+              "the float type it reads them in decide the speed."]
+    for label, r in runs.items():
+        w, st = r.get("work"), r["stages"]
+        if not w or "encode: token vectors" not in st:
+            continue
+        seconds = st["encode: token vectors"] + st.get("encode: sentence embeddings", 0.0)
+        lines.append(f"- {label}: {r.get('settings') or 'float32, token window 512'}; {w['total']:,} word pieces "
+                     f"in {seconds:.1f} s of encoding ({w['total'] / seconds:,.0f}/s); "
+                     f"{r['cf_per_s']:.2f} counterfactuals/s overall.")
     lines += ["", "Per-stage seconds:", ""]
     names: list[str] = []
     for r in runs.values():
@@ -207,7 +205,8 @@ def render(runs: dict[str, dict], latest: str) -> str:
                   "it the encoding is a stage of its own (`encode: ...`) and the metrics only compare vectors.",
               "", "Where the stages come from: "
               + "; ".join(f"{label}: {r['stages_source']}" for label, r in runs.items()),
-              "", "Metric values (identical runs must agree):", "",
+              "", "Metric values (runs with the same settings must agree; bfloat16 and a 256 window move them "
+                  "slightly):", "",
               "| metric | " + " | ".join(runs) + " |", "|---|" + "---:|" * len(runs)]
     mnames: list[str] = []
     for r in runs.values():
@@ -256,6 +255,8 @@ def main() -> int:
                                                                  "instead of timing them again in-process")
     ap.add_argument("--progress", action="store_true", help="leave the progress bars on (default: --no-progress "
                                                             "when the command has that flag)")
+    ap.add_argument("--evaluate-args", default="", help="extra options for cfaug evaluate, e.g. "
+                                                         "'--precision float32 --token-window 512'")
     ap.add_argument("--render-only", action="store_true", help="rewrite the results file from the stored runs "
                                                                 "(latest: --label) without measuring")
     args = ap.parse_args()
@@ -270,6 +271,7 @@ def main() -> int:
     help_text = subprocess.run([*cmd[:4], "--help"], capture_output=True, text=True).stdout
     if "--no-progress" in help_text and not args.progress:
         cmd.append("--no-progress")
+    cmd += shlex.split(args.evaluate_args)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     load_before = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -284,6 +286,9 @@ def main() -> int:
         raise SystemExit(f"cfaug evaluate failed with exit code {proc.returncode}")
     res = json.loads(metrics.read_text(encoding="utf-8"))
     group = next(iter(res["groups"].values()))
+    bert = next((m["settings"] for m in group["metrics"] if m["name"] == "bertscore_f1"), {})
+    window = int(bert.get("max_length", 512))
+    settings = f"{bert.get('precision', 'float32')}, token window {window}"
     values = {m["name"]: m["value"] for m in group["metrics"]}
     if res.get("timings"):
         stages, source = dict(res["timings"]), "the `timings` of the metrics JSON"
@@ -295,7 +300,8 @@ def main() -> int:
     shown = " ".join(shlex.quote(str(Path(c).relative_to(ROOT)) if c.startswith(str(ROOT)) else c)
                      for c in ["python", *cmd[1:]])
     run = {"pairs": pairs, "wall_s": round(wall, 2), "cf_per_s": round(pairs / wall, 2), "cpu_s": round(cpu, 1),
-           "work": transformer_work(input_file, res.get("encoding")), "command": shown,
+           "work": transformer_work(input_file, res.get("encoding"), window), "command": shown,
+           "settings": settings,
            "stages": stages, "stages_source": source, "values": values, "code": args.code or git_state(),
            "machine": machine(), "load_average": [round(load_before, 2), round(load_after, 2)],
            "started": time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() - wall)),

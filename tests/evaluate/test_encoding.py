@@ -79,7 +79,9 @@ def _texts(rows):
 
 
 def test_each_text_is_encoded_once_across_metrics(pairs, tiny_st, encoder_calls):
-    res = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st), token_encoder=str(tiny_st)))
+    # a token window wider than the sentence encoder's: texts it truncates need the sentence encoder
+    res = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st), token_encoder=str(tiny_st), precision="float32",
+                                           token_window=512))
     data = _texts(SHORT + LONG)  # (the encoders may also read a probe sentence or two)
     token = {t: c for t, c in encoder_calls["token"].items() if t in data}
     sentence = {t: c for t, c in encoder_calls["sentence"].items() if t in data}
@@ -93,7 +95,7 @@ def test_each_text_is_encoded_once_across_metrics(pairs, tiny_st, encoder_calls)
     every = pairs.pairs
     orig, new = [p.original for p in every], [p.counterfactual for p in every]
     alone_cos = embedding_cosine(orig, new, SentenceEncoder(tiny_st))
-    alone_bert = bertscore(orig, new, TokenEncoder(tiny_st))
+    alone_bert = bertscore(orig, new, TokenEncoder(tiny_st, max_length=512))
     got = res["groups"]["(all)"]["per_item"]
     assert np.allclose(got["embedding_cosine"], alone_cos.per_item, atol=1e-5)
     assert np.allclose(got["bertscore_f1"], alone_bert.per_item, atol=1e-6)
@@ -102,8 +104,38 @@ def test_each_text_is_encoded_once_across_metrics(pairs, tiny_st, encoder_calls)
     assert by["bertscore_f1"]["signature"] == alone_bert.signature
 
 
+def test_equal_windows_share_every_text(pairs, tiny_st, encoder_calls):
+    res = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st), token_encoder=str(tiny_st), precision="float32",
+                                           token_window=WINDOW))
+    data = _texts(SHORT + LONG)
+    assert not [t for t in encoder_calls["sentence"] if t in data]  # long texts too: their first window
+    assert res["encoding"]["sentence_embeddings_from_token_pass"] == len(data)
+    every = pairs.pairs
+    orig, new = [p.original for p in every], [p.counterfactual for p in every]
+    alone_cos = embedding_cosine(orig, new, SentenceEncoder(tiny_st))
+    alone_bert = bertscore(orig, new, TokenEncoder(tiny_st, max_length=WINDOW))
+    got = res["groups"]["(all)"]["per_item"]
+    assert np.allclose(got["embedding_cosine"], alone_cos.per_item, atol=1e-5)
+    assert np.allclose(got["bertscore_f1"], alone_bert.per_item, atol=1e-6)
+
+
+def test_bfloat16_is_recorded_close_and_still_shared(pairs, tiny_st, encoder_calls):
+    exact = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st), token_encoder=str(tiny_st), precision="float32",
+                                             token_window=WINDOW))
+    fast = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st), token_encoder=str(tiny_st), precision="bfloat16",
+                                            token_window=WINDOW))
+    assert fast["encoding"]["sentence_embeddings_from_token_pass"] == len(_texts(SHORT + LONG))
+    for name in ("embedding_cosine", "bertscore_f1"):
+        by = {m["name"]: m for m in fast["groups"]["(all)"]["metrics"]}
+        assert by[name]["settings"]["precision"] == "bfloat16"
+        assert by[name]["signature"] != {m["name"]: m for m in exact["groups"]["(all)"]["metrics"]}[name]["signature"]
+        a = np.array(fast["groups"]["(all)"]["per_item"][name])
+        b = np.array(exact["groups"]["(all)"]["per_item"][name])
+        assert np.allclose(a, b, atol=2e-2) and not np.array_equal(a, b)
+
+
 def test_no_sharing_when_the_sentence_encoder_pools_otherwise(pairs, tiny_st_cls, tiny_bert, encoder_calls):
-    res = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st_cls), token_encoder=str(tiny_bert)))
+    res = evaluate(pairs, EvaluationConfig(encoder=str(tiny_st_cls), token_encoder=str(tiny_bert), precision="float32"))
     assert res["encoding"]["sentence_embeddings_from_token_pass"] == 0
     assert "mean pooling" in res["encoding"]["not_shared_because"]
     data = _texts(SHORT + LONG)

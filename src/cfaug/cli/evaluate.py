@@ -58,6 +58,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--ngram-order", type=int, default=3)
     c.add_argument("--self-bleu-n", type=int, default=4, help="Self-BLEU n-gram order (default 4)")
     c.add_argument("--rouge-reference", help="ROUGE against 'original' or against this column's text")
+    c.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
+                   help="float type of the encoders (default auto: bfloat16 where the CPU or GPU computes it "
+                        "natively, about 2.5x faster; float32 gives values that do not depend on the machine)")
+    c.add_argument("--token-window", type=int, default=256,
+                   help="token encoder window in word pieces for BERTScore/MoverScore (default 256)")
     p.set_defaults(func=run)
 
 
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         bertscore=not args.no_bertscore, token_encoder=args.token_encoder, mover_encoder=args.mover_encoder,
         lm=args.lm, lm_add_bos=not args.no_bos, ngram_reference=args.ngram_reference,
         ngram_order=args.ngram_order, self_bleu_max_n=args.self_bleu_n, rouge_reference=args.rouge_reference,
-        include_failed=args.include_failed)
+        include_failed=args.include_failed, precision=args.precision, token_window=args.token_window)
     run_dir = Path(args.input) if is_run_dir(args.input) else None
     try:
         levels = tuple(x.strip() for x in args.levels.split(",") if x.strip()) if args.levels else None

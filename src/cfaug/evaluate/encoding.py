@@ -3,12 +3,14 @@
 The default content metrics read the same transformer twice: embedding cosine through the packaged
 all-MiniLM-L6-v2 sentence encoder (mean pooling of the last layer over a window of 256 word pieces) and
 BERTScore-style F1 through that encoder's transformer (:class:`~cfaug.judges.token_embeddings.TokenEncoder`,
-last layer, windows of 512). :class:`SharedEncoding` runs the token encoder first and derives the sentence
-embedding of every text the sentence encoder would have fed the very same word pieces (the text fits its
-window) from that forward pass: the mean of the last layer over all positions, L2-normalised, which is
-what the sentence encoder computes. Only the other texts (longer than the sentence encoder's window, which
-truncates them) go through the sentence encoder. The values equal those of two separate passes up to float
-rounding (about 1e-7), so the metrics' settings and signatures do not change.
+last layer, windows of 256 by default). :class:`SharedEncoding` runs the token encoder first and derives the
+sentence embedding of every text whose first token-encoder window holds the very same word pieces the
+sentence encoder would read (it truncates to its own window) from that forward pass: the mean of the last
+layer over all positions of that window, L2-normalised, which is what the sentence encoder computes. With
+equal windows that is every text; only the others (e.g. a token window of 512 and a text longer than 256)
+go through the sentence encoder. The values equal those of two separate passes up to float rounding (about
+1e-7 in float32; in bfloat16 the shared value is the more exact one, pooled in float32), so the metrics'
+settings and signatures do not change.
 
 Sharing is switched on only after a check: two probe sentences are encoded both ways and must agree
 (another model, another pooling or another layer fails it, and then each encoder encodes every text
@@ -27,8 +29,9 @@ import numpy as np
 #: probe sentences of different lengths (so that the check covers padding in a batch), short enough for
 #: any sentence encoder's window
 PROBE = ("probe .", "a second , longer probe .")
-#: largest difference between the two ways of computing a probe's sentence embedding that counts as equal
-TOLERANCE = 1e-4
+#: largest difference between the two ways of computing a probe's sentence embedding that counts as equal,
+#: by the encoders' precision (a bfloat16 sentence encoder pools and normalises in bfloat16: about 1e-3)
+TOLERANCE = {"float32": 1e-4, "bfloat16": 5e-3}
 
 
 class SharedEncoding:
@@ -119,7 +122,8 @@ class SharedEncoding:
         reference = self.sentence.encode(list(PROBE))
         mine = np.stack([p[1] for p in pooled]).astype(np.float32)
         mine /= np.maximum(np.linalg.norm(mine, axis=1, keepdims=True), 1e-12)
-        if reference.shape != mine.shape or float(np.abs(reference - mine).max()) > TOLERANCE:
+        tolerance = max(TOLERANCE.get(getattr(e, "precision", "float32"), 1e-4) for e in (self.sentence, self.tokens))
+        if reference.shape != mine.shape or float(np.abs(reference - mine).max()) > tolerance:
             self.why_not = "the sentence encoder is not mean pooling over the token encoder's last layer"
             return
         self.share, self.why_not = True, None

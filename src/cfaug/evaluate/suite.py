@@ -50,6 +50,10 @@ class EvaluationConfig:
     BOS). ``ngram_reference``: fallback fluency, an n-gram model trained on this corpus (a dataset file
     read with the task's columns). ``rouge_reference``: ``"original"`` or a column holding references.
     ``include_failed``: also score candidates a generation filter rejected.
+    ``precision``: float type of the sentence and token encoders (``auto``: bfloat16 where the hardware
+    computes it natively, else float32; ``float32`` for values that do not depend on the machine).
+    ``token_window``: the token encoder's window in word pieces (default 256, the packaged encoder's own
+    ``max_seq_length``; then every text's sentence embedding comes from the same forward pass).
     """
 
     judge: JudgeChoice | None = None
@@ -68,6 +72,8 @@ class EvaluationConfig:
     rouge_reference: str | None = None
     include_failed: bool = False
     per_method: bool = True
+    precision: str = "auto"
+    token_window: int = 256
 
 
 @dataclass
@@ -243,15 +249,16 @@ def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str]
         from cfaug.judges.similarity import SentenceEncoder
 
         log("loading the sentence encoder")
-        m.encoder = SentenceEncoder(config.encoder)
+        m.encoder = SentenceEncoder(config.encoder, precision=config.precision)
     if config.bertscore or config.mover_encoder:
         from cfaug.judges.token_embeddings import TokenEncoder
 
         if config.bertscore:
-            m.tokens = TokenEncoder(config.token_encoder)
+            m.tokens = TokenEncoder(config.token_encoder, max_length=config.token_window, precision=config.precision)
         if config.mover_encoder:
             same = m.tokens is not None and m.tokens.path.resolve() == Path(config.mover_encoder).resolve()
-            m.mover = m.tokens if same else TokenEncoder(config.mover_encoder)
+            m.mover = m.tokens if same else TokenEncoder(config.mover_encoder, max_length=config.token_window,
+                                                          precision=config.precision)
     if config.lm:
         log("loading the language model")
         m.lm = CausalLMScorer(config.lm, add_bos=config.lm_add_bos)

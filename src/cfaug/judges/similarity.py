@@ -52,13 +52,17 @@ def token_edit_rate(original: str, new: str) -> float:
 class SentenceEncoder:
     """A sentence-transformers encoder loaded from a local path (default: the packaged
     all-MiniLM-L6-v2). Embeddings are L2-normalised; texts longer than the model's window
-    (256 word pieces for MiniLM) are truncated. Results are memoised per text within the process."""
+    (256 word pieces for MiniLM) are truncated. Results are memoised per text within the process.
+    ``precision``: ``float32`` (default), ``bfloat16`` or ``auto``, as for
+    :class:`~cfaug.judges.token_embeddings.TokenEncoder`."""
 
     MEMO_LIMIT = 200_000  #: embeddings kept in memory (about 300 MB for a 384-dimensional encoder)
 
     def __init__(self, path: str | os.PathLike[str] | None = None, device: str | None = None,
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, precision: str | None = "float32") -> None:
         from sentence_transformers import SentenceTransformer
+
+        from cfaug.training.device import resolve_precision
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = Path(path) if path else default_encoder_path()
@@ -67,6 +71,11 @@ class SentenceEncoder:
         self.batch_size = batch_size
         quiet_transformers()
         self.model = SentenceTransformer(str(self.path), device=self.device)
+        self.precision = resolve_precision(precision, self.device)
+        if self.precision != "float32":
+            import torch
+
+            self.model.to(getattr(torch, self.precision))
         self._memo: dict[str, np.ndarray] = {}
 
     @property
@@ -75,7 +84,7 @@ class SentenceEncoder:
 
     def describe(self) -> dict[str, str]:
         return {"encoder": str(self.path), "max_seq_length": str(self.model.max_seq_length),
-                "weights_sha256": _weights_hash(self.path)}
+                "weights_sha256": _weights_hash(self.path), "precision": self.precision}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
@@ -84,8 +93,11 @@ class SentenceEncoder:
         if missing:
             vecs = self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)
+            vecs = np.asarray(vecs, dtype=np.float32)
+            if self.precision != "float32":  # a bfloat16 model normalises in bfloat16: norms off by ~1e-3
+                vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
             for t, v in zip(missing, vecs):
-                self._memo[t] = v.astype(np.float32)
+                self._memo[t] = v
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._memo[t] for t in texts])

@@ -27,19 +27,26 @@ class TokenEncoder:
     Vectors are memoised per text; the memo keeps at most ``MEMO_ROWS`` token vectors (older texts are
     forgotten first).
 
-    With ``keep_pooled`` set, :meth:`encode` also keeps, for every newly encoded text that fits in one
-    window, its word-piece ids and the mean of the window's vectors *before* special tokens are dropped and
-    rows normalised (what a mean-pooling sentence encoder built on the same transformer computes), until
-    :meth:`take_pooled` hands them out. Evaluation uses this to get sentence embeddings from the same
-    forward pass instead of encoding each text a second time.
+    With ``keep_pooled`` set, :meth:`encode` also keeps, for every newly encoded text, the word-piece ids
+    of its *first* window and the mean of that window's vectors *before* special tokens are dropped and rows
+    normalised (what a mean-pooling sentence encoder built on the same transformer computes for a text it
+    truncates to that window), until :meth:`take_pooled` hands them out. Evaluation uses this to get
+    sentence embeddings from the same forward pass instead of encoding each text a second time.
+
+    ``precision``: ``float32`` (default), ``bfloat16``, or ``auto`` (bfloat16 where the hardware computes
+    it natively, see :func:`cfaug.training.device.resolve_precision`). bfloat16 reads about 2.5 times as
+    many word pieces per second on a CPU with AVX512-BF16 and moves token vectors by a cosine of about
+    1e-4; the precision used is part of :meth:`describe`.
     """
 
     MEMO_ROWS = 400_000  #: token vectors kept in memory (about 600 MB at 384 dimensions)
 
     def __init__(self, path: str | os.PathLike[str] | None = None, layer: int = -1, max_length: int = 512,
-                 device: str | None = None, batch_size: int = 16) -> None:
+                 device: str | None = None, batch_size: int = 16, precision: str | None = "float32") -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
+
+        from cfaug.training.device import resolve_precision
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = resolve_local_model(path, "token encoder") if path else default_encoder_path()
@@ -47,7 +54,10 @@ class TokenEncoder:
         self.device = torch_device(device)
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        self.precision = resolve_precision(precision, self.device)
         self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True).to(self.device).eval()
+        if self.precision != "float32":
+            self.model = self.model.to(getattr(torch, self.precision))
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = min(max_length, int(limit))
         specials = self.tokenizer.num_special_tokens_to_add(pair=False)
@@ -62,7 +72,7 @@ class TokenEncoder:
     def describe(self) -> dict[str, Any]:
         return {"model": str(self.path), "weights_sha256": weights_hash(self.path), "layer": self.layer,
                 "max_length": self.max_length, "long_texts": "consecutive windows of max_length word pieces",
-                "special_tokens": "dropped", "normalised": True}
+                "special_tokens": "dropped", "normalised": True, "precision": self.precision}
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """One (tokens x dim) array per text, rows L2-normalised."""
@@ -75,9 +85,10 @@ class TokenEncoder:
         return out
 
     def take_pooled(self, text: str) -> tuple[list[int], np.ndarray] | None:
-        """(word-piece ids, mean of the unnormalised vectors of all positions, special tokens included) of
-        ``text`` kept by :meth:`encode` while ``keep_pooled`` was set, removed from the store; None when
-        there is none (the text was memoised earlier, needed several windows, or pooling was off)."""
+        """(word-piece ids of the first window, mean of that window's unnormalised vectors over all its
+        positions, special tokens included) of ``text`` kept by :meth:`encode` while ``keep_pooled`` was
+        set, removed from the store; None when there is none (the text was memoised earlier, or pooling was
+        off)."""
         return self._pooled.pop(text, None)
 
     def clear_pooled(self) -> None:
@@ -100,7 +111,9 @@ class TokenEncoder:
         torch = self._torch
         windows = self._windows(texts)
         parts: list[list[tuple[int, np.ndarray]]] = [[] for _ in texts]
-        n_windows = np.bincount([w[0] for w in windows], minlength=len(texts))
+        first = {}
+        for k, (owner, _, _) in enumerate(windows):
+            first.setdefault(owner, k)
         order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))  # similar lengths: less padding
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for start in range(0, len(order), self.batch_size):
@@ -119,7 +132,7 @@ class TokenEncoder:
             hidden = out.hidden_states[self.layer].float().cpu().numpy()
             for j, k in enumerate(order[start: start + self.batch_size]):
                 parts[windows[k][0]].append((k, hidden[j][keep[j]]))
-                if self.keep_pooled and n_windows[windows[k][0]] == 1:
+                if self.keep_pooled and first[windows[k][0]] == k:
                     piece = windows[k][1]
                     self._pooled[texts[windows[k][0]]] = (list(piece), hidden[j][:len(piece)].mean(axis=0))
         for i, text in enumerate(texts):  # every text has at least one window (an empty text: only specials)

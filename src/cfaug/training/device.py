@@ -40,3 +40,39 @@ def resolve_device(spec: str | None = "auto") -> str:
     if index >= torch.cuda.device_count():
         raise DeviceError(f"device {spec!r}: torch sees {torch.cuda.device_count()} GPU(s)")
     return spec
+
+
+PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX-BF16, read from
+    ``/proc/cpuinfo``). Elsewhere torch emulates bfloat16, which is slower than float32."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    except OSError:
+        pass
+    return False
+
+
+def resolve_precision(spec: str | None, device: str) -> str:
+    """The float type (``float32`` or ``bfloat16``) an inference-only encoder runs in on ``device``.
+
+    ``auto`` (or None) picks ``bfloat16`` where the hardware computes it natively (a CUDA GPU that supports
+    it, a CPU with AVX512-BF16/AMX) and ``float32`` elsewhere; the other values are taken as given."""
+    spec = (spec or "auto").strip().lower()
+    if spec not in PRECISIONS:
+        raise DeviceError(f"precision {spec!r} is not one of {', '.join(PRECISIONS)}")
+    if spec != "auto":
+        return spec
+    if device.startswith("cuda"):
+        import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    if device == "cpu":
+        return "bfloat16" if cpu_has_native_bf16() else "float32"
+    return "float32"
