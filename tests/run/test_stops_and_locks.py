@@ -106,6 +106,31 @@ def test_an_item_the_server_always_fails_is_marked_failed_and_the_run_goes_on(tm
     assert summary["items_failed"] == 0 and len(read_jsonl(out)) == 5
 
 
+def test_the_last_item_left_is_failed_when_the_server_answers_a_probe(tmp_path, fake_llm):
+    # a rerun with only the poisoned item to do: no other item vouches for the server, a probe does
+    inp = write_reviews(tmp_path / "reviews.tsv", [("Negative", "Boring from start to end.")])
+    out = tmp_path / "out.jsonl"
+    with fake_llm.FakeLLM(default_reply=flip_reply) as srv:
+        srv.add("Boring from start", flip_reply, faults=["500"] * 1000)
+        srv.add("Reply with the word OK", lambda body, prompt: "OK")
+        assert augment(inp, out, srv.base_url) == 0
+        assert srv.count("Reply with the word OK") == 1
+    line = read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")[0]
+    assert line["status"] == "error" and "test request" in json.dumps(line)
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["items_failed"] == 1 and summary["complete"] is True
+
+
+def test_the_last_item_left_stops_the_run_when_the_probe_fails_too(tmp_path, fake_llm):
+    inp = write_reviews(tmp_path / "reviews.tsv", [("Negative", "Boring from start to end.")])
+    with fake_llm.FakeLLM(default_reply=flip_reply) as srv:
+        srv.fail_next(*["500"] * 1000)  # every request, the probe included
+        assert augment(inp, tmp_path / "out.jsonl", srv.base_url) == 3
+        assert srv.count("Reply with the word OK") >= 1
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["complete"] is False and summary["items_failed"] == 0 and summary["items_not_done"] == 1
+
+
 def test_a_server_failing_every_request_stops_the_run_instead_of_failing_every_item(tmp_path, fake_llm):
     rows = [("Positive", f"Review {i}: a great film.") for i in range(12)]
     inp = write_reviews(tmp_path / "reviews.tsv", rows)

@@ -20,7 +20,7 @@ from typing import Any
 
 from cfaug.llm.backends import BACKENDS, Backend
 from cfaug.llm.cache import ResponseCache, fingerprint
-from cfaug.llm.errors import LLMConfigError
+from cfaug.llm.errors import LLMConfigError, LLMError
 from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
 from cfaug.llm.ratelimit import Limits
 from cfaug.llm.redact import redact_secrets
@@ -139,6 +139,18 @@ class LLMClient:
         if self.budget is not None:
             await self.budget.settle(reserved, cost)
         return completion
+
+    async def probe(self) -> bool:
+        """Whether the model answers a minimal request (one output token; never cached, counted in the
+        ledger as purpose ``probe``). Tells a server that is down, or fails every request, from one that
+        fails particular requests only."""
+        request = Request(messages=({"role": "user", "content": "Reply with the word OK."},),
+                          params={"max_tokens": 1, "temperature": 0.0})
+        try:
+            await self._call(request, "probe")
+        except LLMError:
+            return False
+        return True
 
     def _scrub(self, completion: Completion) -> None:
         """Mask the credentials in use in what a server sent back, before it is cached or returned. The

@@ -121,6 +121,12 @@ class Method:
         """Figures for the run summary (e.g. LLM usage); empty by default."""
         return {}
 
+    async def aprobe(self) -> bool | None:
+        """Whether the service this method depends on answers a minimal request (True/False); None when
+        the method has no such service. The runner asks it before it fails an item that an LLM server
+        refused on every retry while no other item was answered."""
+        return None
+
     async def aclose(self) -> None:
         """Release async resources (HTTP sessions), on the event loop that used them."""
 

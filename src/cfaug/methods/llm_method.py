@@ -176,6 +176,9 @@ class LLMMethod(Method):
     def report(self) -> dict[str, Any]:
         return self._client.report() if self._client is not None else {}
 
+    async def aprobe(self) -> bool | None:
+        return await self.client.probe()
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()

@@ -17,7 +17,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -506,11 +506,14 @@ class _ServerWatch:
     as a suspect. Any item answered after it failed shows the server works: the suspects are then failed
     items (written with status "error"; ``--retry-failed`` runs them again) and the run goes on. More
     suspects than requests can be in flight at once, with no answer in between, stop the run (the server
-    is down); so does a suspect at the end of the run when no other item was answered since it started.
-    Suspects that stop the run are not written: they stay to do, and a rerun resumes them."""
+    is down). At the end of the run, suspects no other answer vouched for (e.g. the one item left on a
+    rerun) are settled by a probe: when the server answers a minimal request (:meth:`Method.aprobe`) they
+    are failed items too; otherwise they stop the run. Suspects that stop the run are not written: they
+    stay to do, and a rerun resumes them."""
 
-    def __init__(self, finish: Callable[..., None], in_flight: int) -> None:
-        self.finish, self.limit = finish, in_flight + 1
+    def __init__(self, finish: Callable[..., None], in_flight: int,
+                 probe: Callable[[], Awaitable[bool | None]] | None = None) -> None:
+        self.finish, self.limit, self.probe = finish, in_flight + 1, probe
         self.answers = 0
         self.suspects: list[tuple[WorkItem, BaseException, int]] = []
 
@@ -524,21 +527,27 @@ class _ServerWatch:
         if len(self.suspects) >= self.limit:
             raise self.suspects[0][1]
 
-    def settle(self) -> None:
-        """At the end: suspects whose request ran while other items were answered are failed items;
-        any other suspect stops the run."""
+    async def settle(self) -> None:
+        """At the end: suspects whose request ran while other items were answered are failed items; the
+        others are failed items when the server answers a probe, and stop the run when it does not."""
         confirmed = [s for s in self.suspects if self.answers > s[2]]
         rest = [s for s in self.suspects if self.answers <= s[2]]
         self._fail_suspects(confirmed)
         self.suspects = rest
-        if rest:
-            raise rest[0][1]
+        if not rest:
+            return
+        if self.probe is not None and await self.probe():
+            self._fail_suspects(rest, "failed after every retry while the server answered a test request; "
+                                      "--retry-failed runs it again")
+            self.suspects = []
+            return
+        raise rest[0][1]
 
-    def _fail_suspects(self, suspects: list[tuple[WorkItem, BaseException, int]]) -> None:
+    def _fail_suspects(self, suspects: list[tuple[WorkItem, BaseException, int]],
+                       note: str = "failed after every retry while the server answered other items; "
+                                   "--retry-failed runs it again") -> None:
         for item, exc, _ in suspects:
-            self.finish(item, None, f"{type(exc).__name__}: {exc}",
-                        {"note": "failed after every retry while the server answered other items; "
-                                 "--retry-failed runs it again"})
+            self.finish(item, None, f"{type(exc).__name__}: {exc}", {"note": note})
 
 
 async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, finish: Callable[..., None],
@@ -546,7 +555,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, fi
     """Run ``agenerate`` concurrently; the method's LLM layer bounds real concurrency, the window here
     only bounds how many coroutines exist at once."""
     window = max(1, concurrency * 2)
-    watch = _ServerWatch(finish, concurrency)
+    watch = _ServerWatch(finish, concurrency, method.aprobe)
 
     async def one(item: WorkItem) -> None:
         answers_at_start = watch.answers
@@ -576,7 +585,7 @@ async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, fi
         while running:
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             _raise_first(finished)
-        watch.settle()
+        await watch.settle()
     finally:
         for t in running:
             t.cancel()
