@@ -81,7 +81,10 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
         assert row["Sentiment"] == {"Positive": "Negative", "Negative": "Positive"}[orig["Sentiment"]]
         assert row["Text"] != orig["Text"] and row["method"] == "auto-cad.v1"
         meta = row["meta"]
-        assert meta["passed"] is True and meta["edits"] and meta["own_judge"]["flipped"] is True
+        # no flip filter by default: every rewrite is written with C's graded confidence
+        assert meta["passed"] is True and meta["edits"] and "flip" not in meta["filters"]
+        assert meta["confidence"] == meta["own_judge"]["target_prob"]
+        assert meta["own_judge"]["flipped"] == (meta["confidence"] >= 0.6)
         assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"] <= AutoCADConfig.max_edit_rate
         assert meta["similarity"] >= 0.5 and meta["causal_terms"]
 
@@ -212,7 +215,7 @@ def test_limit_and_keep_failed(tmp_path, sentiment_tsv, fast, tiny_classifier_di
     # is now trained on all 40 rows, --limit does not limit training data, and flips every one of the 10.)
     out = tmp_path / "o.jsonl"
     assert augment(sentiment_tsv, "--limit", "10", "--keep-failed", "--classifier", tiny_classifier_dir,
-                   "-o", out, *fast) == 0
+                   "-p", "require_flip=true", "-o", out, *fast) == 0
     rows = read_jsonl(out)
     assert {r["source_id"] for r in rows} <= {f"r{i:02d}" for i in range(1, 11)}
     failed = [r for r in rows if r["meta"]["passed"] is False]

@@ -56,8 +56,8 @@ def default_artifacts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def default_fit(records, task, encoder_path, default_artifacts):
-    m, fit_facts, facts = fitted(AutoCADConfig(encoder=str(encoder_path), min_similarity=0.5, variants="rm,rep"),
-                                 records, task, default_artifacts)
+    m, fit_facts, facts = fitted(AutoCADConfig(encoder=str(encoder_path), min_similarity=0.5, variants="rm,rep",
+                                               require_flip=True), records, task, default_artifacts)
     yield m, fit_facts, facts
     m.close()
 
@@ -449,3 +449,19 @@ def test_the_warning_is_logged_during_a_run(records, task, tmp_path):
     m = AutoCAD(AutoCADConfig(tagger="none"))
     facts = m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
     assert [f"warning: {w}" for w in facts["warnings"]] == [line for line in logged if line.startswith("warning")]
+
+
+def test_by_default_every_rewrite_is_kept_with_a_graded_confidence(default_method, default_artifacts, items, task):
+    m, _ = default_method
+    graded = with_config(m, default_artifacts, task, require_flip=False)
+    results = graded.generate(items, task)
+    kept = candidates(results)
+    assert all(cf.passed and "flip" not in cf.meta["filters"] for cf in kept if cf.meta["filters"]["edit_rate"])
+    assert any(not cf.meta["own_judge"]["flipped"] for cf in kept)  # C is not sure of every rewrite: kept anyway
+    assert all(0.0 <= cf.meta["confidence"] <= 1.0 for cf in kept)
+    # the filter is an option: it drops exactly the rewrites C does not give the target with min_target_prob
+    strict = candidates(with_config(m, default_artifacts, task, require_flip=True).generate(items, task))
+    assert {str(cf.fields) for cf in strict if cf.passed} == {
+        str(cf.fields) for cf in kept if cf.passed and cf.meta["confidence"] >= m.config.min_target_prob
+        and cf.meta["own_judge"]["flipped"]}
+    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.6

@@ -108,9 +108,12 @@ class AutoCADConfig:
     lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
     antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)
     pairs_weight: float = param(2.0, "bonus for substitutions mined from --pairs", min=0.0)
-    min_target_prob: float = param(0.5, "flip filter: C's probability of the target must reach this; RM-CT/REP-CT "
-                                   "keep editing until it does", min=0.0, max=1.0)
-    require_flip: bool = param(True, "filter: the classifier must predict the target")
+    min_target_prob: float = param(0.6, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
+                                   "editing until it is reached, and require_flip drops rewrites below it",
+                                   min=0.0, max=1.0)
+    require_flip: bool = param(False, "filter: drop rewrites C does not give the target (with min_target_prob); off: "
+                               "every rewrite is kept with its graded confidence (meta.confidence, C's probability "
+                               "of the target)")
     max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit)", min=0.0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
@@ -140,7 +143,8 @@ PAPER = Preset(
     "as edited so far; LM-resampled contexts; one classifier trained on all the data; only the MoverScore > 0.55 "
     "filter",
     params={"variants": "rm,rep,syn", "rm_terms": "top-per-sentence", "rep_selection": "eq1", "contexts": "lm",
-            "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "max_edit_rate": None,
+            "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "min_target_prob": 0.5,
+            "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
             "alternatives": 1},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
