@@ -78,9 +78,17 @@ def parse_args() -> argparse.Namespace:
 
 
 def cfaug(*args: str) -> None:
+    """Run a cfaug command; a generation run whose run directory holds another configuration (the method's
+    defaults changed since) starts again with ``--overwrite`` instead of failing."""
     cmd = [sys.executable, "-m", "cfaug", *args]
     print("+ cfaug " + " ".join(shlex.quote(a) for a in args), file=sys.stderr, flush=True)
-    subprocess.run(cmd, check=True)
+    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode == 2 and args[0] == "augment" and "different configuration" in proc.stderr:
+        print("+ (another configuration in the run directory: starting it again with --overwrite)", file=sys.stderr)
+        proc = subprocess.run([*cmd, "--overwrite"])
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
 
 
 def lines_to_tsv(folder: Path, out: Path) -> Path:

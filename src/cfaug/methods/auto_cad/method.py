@@ -62,6 +62,7 @@ OTHER_DATA = ('-p classifier_data=FILE / params={"classifier_data": FILE} (or --
               'train_data=FILE)')
 TRAINED_CLASSIFIER = ('-p classifier=hf -p classifier_model=DIR / params={"classifier": "hf", '
                       '"classifier_model": DIR}')
+PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names, whose words REP-CT and RM-CT leave alone
 MIN_TRAINING_ROWS = 200  #: below this, C trained on the input learns few opinion words
 MIN_LABEL_SHARE = 0.2  #: a label under this fraction of its even share (10% of two labels) is too rare for C
 
@@ -363,11 +364,13 @@ class AutoCAD(Method):
         labels = list(clf.labels)
         docs = []
         tags = self._tag_texts([item.record.text() for item in items])
-        for item in items:
+        for item, tag in zip(items, tags):
             tokens = tokenize(item.record.text())
             src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
             terms = (find_candidates(tokens, self.lexicon, src_pol, bare_negations=self.config.negations == "all")
                      if src_pol and tgt_pol else [])
+            # a name is not an opinion ("Hot Millions", "Baby Face"): proper nouns are never edited
+            terms = [t for t in terms if t.kind != "word" or tag.get(tokens[t.head].start) not in PROPER_NOUN_TAGS]
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
                 term.contexts = build_contexts(tokens, term, self.config.context_samples, self.config.context_keep,
