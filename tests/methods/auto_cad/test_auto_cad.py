@@ -465,3 +465,12 @@ def test_by_default_every_rewrite_is_kept_with_a_graded_confidence(default_metho
         str(cf.fields) for cf in kept if cf.passed and cf.meta["confidence"] >= m.config.min_target_prob
         and cf.meta["own_judge"]["flipped"]}
     assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.6
+
+
+def test_names_are_never_edited(default_method, task):
+    m, _ = default_method
+    text = "We saw Great Expectations by Charles Dickens. The cast is wonderful."
+    item = WorkItem(Record("title", {"text": text}, "positive"), "negative")
+    assert "great" in LEX.positive  # an opinion word, here part of a title
+    edited = [e["old"] for cf in m.generate([item], task)[0] for e in cf.meta["edits"]]
+    assert edited and "Great" not in edited  # the opinion word after it is edited, the title is not

@@ -74,3 +74,19 @@ def test_no_article_no_change():
     tokens = tokenize(text)
     edit = Edit(tokens[3].start, tokens[3].end, "awful", "great", "replace")
     assert agree_article(text, tokens, 3, edit) is edit
+
+
+@pytest.mark.parametrize("sentence,word,name", [
+    ("We saw Great Expectations by Dickens.", "Great", True),
+    ("Peter Ustinov stars in Hot Millions, a comedy.", "Hot", True),
+    ("The Good Shepherd is long.", "Good", True),
+    ("Terrible acting, terrible plot.", "Terrible", False),  # first word of its sentence
+    ("I beg you DON'T BOTHER with it.", "BOTHER", False),  # capitals are emphasis
+    ("It was great.", "great", False),
+])
+def test_words_of_names_and_titles_are_recognised(sentence, word, name):
+    from cfaug.methods.auto_cad.method import in_name
+
+    tokens = tokenize(sentence)
+    i = next(k for k, t in enumerate(tokens) if t.text == word)
+    assert in_name(tokens, i, {}) is name

@@ -62,7 +62,7 @@ OTHER_DATA = ('-p classifier_data=FILE / params={"classifier_data": FILE} (or --
               'train_data=FILE)')
 TRAINED_CLASSIFIER = ('-p classifier=hf -p classifier_model=DIR / params={"classifier": "hf", '
                       '"classifier_model": DIR}')
-PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names, whose words REP-CT and RM-CT leave alone
+PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names (see :func:`in_name`)
 MIN_TRAINING_ROWS = 200  #: below this, C trained on the input learns few opinion words
 MIN_LABEL_SHARE = 0.2  #: a label under this fraction of its even share (10% of two labels) is too rare for C
 
@@ -369,8 +369,8 @@ class AutoCAD(Method):
             src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
             terms = (find_candidates(tokens, self.lexicon, src_pol, bare_negations=self.config.negations == "all")
                      if src_pol and tgt_pol else [])
-            # a name is not an opinion ("Hot Millions", "Baby Face"): proper nouns are never edited
-            terms = [t for t in terms if t.kind != "word" or tag.get(tokens[t.head].start) not in PROPER_NOUN_TAGS]
+            # a name is not an opinion ("Hot Millions", "Great Expectations"): names are never edited
+            terms = [t for t in terms if t.kind != "word" or not in_name(tokens, t.head, tag)]
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
                 term.contexts = build_contexts(tokens, term, self.config.context_samples, self.config.context_keep,
@@ -812,6 +812,22 @@ def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> l
             if edit.start == edit.end == tok.end:
                 out += edit.new.split()
     return out
+
+
+def in_name(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
+    """Whether token ``i`` belongs to a name or title, which auto-CAD leaves alone: the tagger calls it a
+    proper noun, or it is capitalised (not all capitals, which is emphasis), not the first word of its
+    sentence, and next to another capitalised word ("we saw Great Expectations", "in Hot Millions", "The
+    Good Shepherd")."""
+    if tags.get(tokens[i].start) in PROPER_NOUN_TAGS:
+        return True
+
+    def titled(k: int) -> bool:
+        w = tokens[k].text if 0 <= k < len(tokens) else ""
+        return w[:1].isupper() and not (len(w) > 1 and w.isupper()) and tokens[k].sentence == tokens[i].sentence
+
+    first = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+    return not first and titled(i) and (titled(i - 1) or titled(i + 1))
 
 
 def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:
