@@ -9,6 +9,7 @@ and 10 random examples.
     python bench/auto_cad.py                      # default data: ../shared/data
     python bench/auto_cad.py --data DIR --out bench/auto_cad.results.md
     python bench/auto_cad.py --quick               # default configuration on test only
+    python bench/auto_cad.py --dev-study           # how the defaults were chosen: dev split only
 """
 
 from __future__ import annotations
@@ -74,6 +75,18 @@ CONFIGS = [
     ("test", "with similarity filter 0.7", ["-p", "min_similarity=0.7"]),
 ]
 
+#: --dev-study: how the flip level REP-CT edits toward, and the flip filter, change coverage and the
+#: independent flip rate on the dev split (how the defaults were chosen; no test set involved)
+DEV_STUDY = [
+    ("dev", "flip filter, min_target_prob=0.5 (the former default)",
+     ["-p", "require_flip=true", "-p", "min_target_prob=0.5"]),
+    ("dev", "no flip filter, min_target_prob=0.5", ["-p", "min_target_prob=0.5"]),
+    ("dev", "no flip filter, min_target_prob=0.6 (default)", []),
+    ("dev", "no flip filter, min_target_prob=0.7", ["-p", "min_target_prob=0.7"]),
+    ("dev", "no flip filter, min_target_prob=0.9", ["-p", "min_target_prob=0.9"]),
+    ("dev", "no flip filter, min_target_prob=0.6, negations=opinion", ["-p", "negations=opinion"]),
+]
+
 
 def run_split(src: Path, work: Path, extra: list[str], tag: str) -> dict:
     out = work / f"{src.stem}.{tag}.counterfactuals.jsonl"
@@ -90,10 +103,14 @@ def run_split(src: Path, work: Path, extra: list[str], tag: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="folder holding cad-imdb/")
-    ap.add_argument("--out", default=str(REPO / "bench" / "auto_cad.results.md"))
+    ap.add_argument("--out", help="results file (default bench/auto_cad.results.md, with --dev-study "
+                                  "bench/auto_cad_dev.results.md)")
     ap.add_argument("--work", default=str(REPO / "bench" / "_work" / "auto_cad"))
     ap.add_argument("--quick", action="store_true", help="only the default configuration on test")
+    ap.add_argument("--dev-study", action="store_true", help="the dev-split study of the flip level and filter "
+                                                             "instead (default --out bench/auto_cad_dev.results.md)")
     args = ap.parse_args()
+    args.out = args.out or str(REPO / "bench" / ("auto_cad_dev.results.md" if args.dev_study else "auto_cad.results.md"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from cfaug.judges import SentenceEncoder, TfidfLinearJudge, token_edit_rate
 
@@ -121,7 +138,7 @@ def main() -> int:
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     examples = []
     notes: list[str] = []
-    configs = CONFIGS[1:2] if args.quick else CONFIGS
+    configs = DEV_STUDY if args.dev_study else CONFIGS[1:2] if args.quick else CONFIGS
     for n_conf, (split, label, extra) in enumerate(configs):
         res = run_split(cad / "orig" / f"{split}.tsv", work, extra, f"c{n_conf}")
         rows, s = res["rows"], res["summary"]
@@ -158,12 +175,13 @@ def main() -> int:
             f"{k} {len(v)} rows (independent flip {mean(v):.1%})" for k, v in sorted(by_variant.items())) +
             f"{seen_note}; own-judge flip rate {s['flip_rate_own_judge']:.1%}; {s['seconds']:.1f} s in the process, "
             f"{res['wall']:.1f} s wall including start-up.")
-        if label == "default":
+        if label == "default" and not args.dev_study:
             rng = random.Random(0)
             for r in rng.sample(rows, min(5, len(rows))):
                 examples.append((split, r))
     lines += [""] + [n + "\n" for n in notes]
-    lines += ["## 10 random examples (seed 0; 5 per split)", ""]
+    if not args.dev_study:
+        lines += ["## 10 random examples (seed 0; 5 per split)", ""]
     for split, r in examples:
         edits = ", ".join(f"{e['old']!r} -> {e['new']!r}" for e in r["meta"]["edits"])
         lines += [f"**{split}, review {r['source_id']}, {r['meta']['variant']}, target {r['Sentiment']}** (edits: {edits})", "",

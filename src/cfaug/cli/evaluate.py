@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--rouge-reference", help="ROUGE against 'original' or against this column's text")
     c.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="float type of the encoders (default auto: bfloat16 where the CPU or GPU computes it "
-                        "natively, about 2.5x faster; float32 gives values that do not depend on the machine)")
+                        "natively, about 1.8x faster; float32 gives values that do not depend on the machine)")
     c.add_argument("--token-window", type=int, default=256,
                    help="token encoder window in word pieces for BERTScore/MoverScore (default 256)")
     p.set_defaults(func=run)

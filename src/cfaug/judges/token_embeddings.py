@@ -34,7 +34,7 @@ class TokenEncoder:
     sentence embeddings from the same forward pass instead of encoding each text a second time.
 
     ``precision``: ``float32`` (default), ``bfloat16``, or ``auto`` (bfloat16 where the hardware computes
-    it natively, see :func:`cfaug.training.device.resolve_precision`). bfloat16 reads about 2.5 times as
+    it natively, see :func:`cfaug.training.device.resolve_precision`). bfloat16 reads about 1.8 times as
     many word pieces per second on a CPU with AVX512-BF16 and moves token vectors by a cosine of about
     1e-4; the precision used is part of :meth:`describe`.
     """
