@@ -685,15 +685,17 @@ def training_data_warnings(labels: Sequence[str], label_space: Sequence[str]) ->
     n = len(labels)
     if n < MIN_TRAINING_ROWS:
         out.append(f"auto-cad trains its classifier C on the {n} training rows; with fewer than "
-                   f"{MIN_TRAINING_ROWS} it learns few opinion words, so fewer rows get a counterfactual that C "
-                   f"sees flipped. Train C on more labelled data: {OTHER_DATA}, or use a trained classifier: "
+                   f"{MIN_TRAINING_ROWS} it learns few opinion words, so it finds fewer words to edit and its "
+                   f"confidence in the rewrites means less. Train C on more labelled data: {OTHER_DATA}, or use a "
+                   f"trained classifier: "
                    f"{TRAINED_CLASSIFIER}")
     counts = Counter(labels)
     floor = MIN_LABEL_SHARE / max(1, len(label_space))
     rare = [(lab, counts.get(lab, 0)) for lab in label_space if n and counts.get(lab, 0) / n < floor]
     for lab, m in rare:
         out.append(f"label {lab!r} is {m / n:.0%} of the {n} training rows ({m}); the classifier C trained on "
-                   f"them rarely predicts it, so few counterfactuals toward it pass the flip filter. Balance the "
+                   f"them rarely predicts it, so rewrites toward it get a low confidence (and few pass the flip "
+                   f"filter, -p require_flip=true). Balance the "
                    f"training data or train C on other labelled data: {OTHER_DATA}")
     return out
 
