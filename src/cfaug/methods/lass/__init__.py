@@ -1,6 +1,8 @@
 """LASS (large and small models for debiasing opinion summarization): a few counterfactual pairs from a
-large model, and a small disentangling autoencoder (:mod:`cfaug.methods.lass.disae`) that learns from them
-to write many opposite-sentiment reviews.
+large model, and a small disentangling autoencoder that learns from them to write many opposite-sentiment
+reviews.
 
-The network and its vocabulary are here; the method (pair stage, training stage, data reproduction and
-filters) is not registered yet."""
+Here so far: the Dis-AE network (:mod:`cfaug.methods.lass.disae`), its word vocabulary
+(:mod:`cfaug.methods.lass.vocab`), and its resumable training, saving, loading and batched data reproduction
+(:mod:`cfaug.methods.lass.training`). The method itself (pair stage, prompt optimisation, filters, the
+``lass`` registration and ``cfaug train lass``) is not registered yet."""
