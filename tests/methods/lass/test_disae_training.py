@@ -86,3 +86,15 @@ def test_too_few_pairs_and_a_missing_model_are_clear_errors(tmp_path):
         train_disae(PAIRS[:1], FitContext(artifact_dir=tmp_path, progress=False))
     with pytest.raises(FileNotFoundError, match="no trained Dis-AE"):
         load_disae(tmp_path)
+
+
+def test_pairs_from_a_file_either_way_round(tmp_path):
+    from cfaug.data.paired import read_pairs
+    from cfaug.methods.lass.training import sentiment_pairs
+
+    f = tmp_path / "p.tsv"
+    f.write_text("Sentiment\tText\tbatch_id\nPositive\tA great film.\t1\nNegative\tAn awful film.\t1\n"
+                 "neg\tDull plot.\t2\npos\tGripping plot.\t2\nneutral\tA plot.\t3\npositive\tA fine plot.\t3\n",
+                 encoding="utf-8")
+    pairs, left = sentiment_pairs(read_pairs(f).pairs)
+    assert pairs == [Pair("A great film.", "An awful film."), Pair("Gripping plot.", "Dull plot.")] and left == 1

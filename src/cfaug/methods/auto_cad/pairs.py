@@ -13,10 +13,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from cfaug.data.paired import read_pairs, sentiment_polarity
 from cfaug.methods.auto_cad.text import tokenize
-
-PAIR_ID_NAMES = ("batch_id", "pair_id", "pair", "group")
-
 
 def mine_pairs(path: str | Path, *, text_col: str | None = None, label_col: str | None = None,
                pair_col: str | None = None) -> dict[str, Counter[str]]:
@@ -45,7 +43,7 @@ def mine_phrases(path: str | Path, *, text_col: str | None = None, label_col: st
     ``negative``/``neg``/``0``, any case); other rows are skipped."""
     table: PhraseTable = {"positive": defaultdict(Counter), "negative": defaultdict(Counter)}
     for a, b, la, lb in _pairs(path, text_col, label_col, pair_col):
-        pa, pb = _polarity(la), _polarity(lb)
+        pa, pb = sentiment_polarity(la), sentiment_polarity(lb)
         if not pa or not pb or pa == pb:
             continue
         for x, y in _substitutions(a, b, max_words):
@@ -55,35 +53,11 @@ def mine_phrases(path: str | Path, *, text_col: str | None = None, label_col: st
     return {pol: dict(t) for pol, t in table.items()}
 
 
-def _polarity(label: Any) -> str | None:
-    low = str(label).strip().lower()
-    return {"positive": "positive", "pos": "positive", "1": "positive",
-            "negative": "negative", "neg": "negative", "0": "negative"}.get(low)
-
-
 def _pairs(path: str | Path, text_col: str | None, label_col: str | None,
            pair_col: str | None) -> list[tuple[str, str, Any, Any]]:
     """(text a, text b, label a, label b) for every two rows of a pair that differ in label."""
-    from cfaug.data.io import open_rows
-
-    name, columns, rows = open_rows(str(path), None)
-    text_col = text_col or next((c for c in ("Text", "text", "sentence", "review") if c in columns), None)
-    label_col = label_col or next((c for c in ("Sentiment", "label", "sentiment", "gold_label") if c in columns), None)
-    pair_col = pair_col or next((c for c in PAIR_ID_NAMES if c in columns), None)
-    if not (text_col and label_col and pair_col):
-        raise ValueError(f"{name}: paired data needs text, label and pair-id columns (e.g. batch_id); "
-                         f"found {', '.join(columns)}")
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for _, row in rows:
-        if isinstance(row, dict) and row.get(text_col) and row.get(pair_col) is not None:
-            groups[str(row[pair_col])].append(row)
-    out = []
-    for members in groups.values():
-        for i, a in enumerate(members):
-            for b in members[i + 1:]:
-                if a[label_col] != b[label_col]:
-                    out.append((str(a[text_col]), str(b[text_col]), a[label_col], b[label_col]))
-    return out
+    found = read_pairs(path, text_col=text_col, label_col=label_col, pair_col=pair_col, every_two=True)
+    return [(p.original, p.rewrite, p.original_label, p.rewrite_label) for p in found.pairs]
 
 
 def _substitutions(a: str, b: str, max_words: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

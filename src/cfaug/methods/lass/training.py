@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from cfaug.data.paired import TextPair, sentiment_polarity
 from cfaug.methods.lass.disae import DisAE, DisAEConfig, LossWeights, annealed_weights
 from cfaug.methods.lass.vocab import PAD, WordVocab
 from cfaug.training.context import FitContext
@@ -35,6 +36,20 @@ class Pair:
 
     positive: str
     negative: str
+
+
+def sentiment_pairs(pairs: Sequence[TextPair]) -> tuple[list[Pair], int]:
+    """The positive/negative pairs among ``pairs`` (read from a file by :func:`cfaug.data.paired.read_pairs`),
+    whichever side the original is on, and how many were left out because their labels are not one
+    positive and one negative."""
+    out, left = [], 0
+    for p in pairs:
+        a, b = sentiment_polarity(p.original_label), sentiment_polarity(p.rewrite_label)
+        if {a, b} != {"positive", "negative"}:
+            left += 1
+        else:
+            out.append(Pair(p.original, p.rewrite) if a == "positive" else Pair(p.rewrite, p.original))
+    return out, left
 
 
 @dataclass
