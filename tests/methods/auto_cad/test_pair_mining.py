@@ -74,3 +74,13 @@ def test_auto_cad_applies_mined_phrases(tmp_path):
     cf = next(cf for cf in cfs if cf.meta["variant"] == "rep-ct")
     assert cf.fields["text"].startswith("I can't recommend this")
     assert any(e["kind"] == "phrase" and e["old"] == "highly" for e in cf.meta["edits"])
+
+
+def test_a_cfaug_output_is_mined_like_a_paired_file(tmp_path):
+    import json
+
+    out = tmp_path / "out.jsonl"
+    rows = [{"Text": "The acting was dreadful.", "Sentiment": "Negative", "original_Text": "The acting was superb.",
+             "original_Sentiment": "Positive"}]
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert mine_pairs(out) == {"superb": {"dreadful": 1}, "dreadful": {"superb": 1}}

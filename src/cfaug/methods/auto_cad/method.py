@@ -80,7 +80,8 @@ class AutoCADConfig:
     folds: int = param(5, "C trained on the training data is cross-fitted: each text is judged by a model not "
                        "trained on it", min=1, max=100, fit=True)
     mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
-    pairs: str | None = param(None, "paired counterfactual file to mine substitutions from (CAD paired format)", fit=True)
+    pairs: str | None = param(None, "paired counterfactual file to mine substitutions from: rows sharing a pair id "
+                              "(batch_id, as in CAD) or a cfaug output with original_ columns", fit=True)
     encoder: str | None = param(None, "local sentence-transformers path (default: packaged all-MiniLM-L6-v2)", fit=True)
     variants: str = param("rep", "counterfactuals to emit, comma-separated: rep (REP-CT), rm (RM-CT), syn (REP-CT "
                           "followed by synonym substitution of the words still supporting the source label until C "
