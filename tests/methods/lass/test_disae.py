@@ -97,3 +97,24 @@ def test_generation_stops_at_the_token_limit(vocab):
     for beam in (1, 2):
         out = model.generate(z, max_tokens=4, beam=beam)
         assert len(out) == 3 and all(len(ids) <= 4 and EOS not in ids for ids in out)
+
+
+def test_beam_rows_decoded_together_equal_rows_decoded_alone(vocab):
+    model = tiny(vocab, seed=3).eval()
+    torch.manual_seed(1)
+    z = torch.randn(5, 2 * model.config.latent) * 3
+    together = model.generate(z, max_tokens=8, beam=3)
+    alone = [model.generate(z[i: i + 1], max_tokens=8, beam=3)[0] for i in range(5)]
+    assert together == alone
+    assert all(len(ids) <= 8 and EOS not in ids for ids in together)
+    # a wider beam never finds a less probable best hypothesis than greedy decoding does for these rows
+    greedy = model.generate(z, max_tokens=8)
+
+    def per_token_logp(row, ids):
+        seq = torch.tensor([ids + [EOS]])
+        logits = model.decode_logits(z[row: row + 1], seq)
+        return float(logits.log_softmax(-1).gather(-1, seq.unsqueeze(-1)).sum()) / seq.shape[1]
+
+    for r in range(5):
+        if len(greedy[r]) < 8 and len(together[r]) < 8:  # both ended with EOS within the limit
+            assert per_token_logp(r, together[r]) >= per_token_logp(r, greedy[r]) - 1e-4

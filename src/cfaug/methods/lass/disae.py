@@ -167,11 +167,11 @@ class DisAE(nn.Module):
 
     @torch.no_grad()
     def generate(self, z: torch.Tensor, max_tokens: int = 70, beam: int = 1) -> list[list[int]]:
-        """Token ids decoded from each latent row of ``z`` (EOS not included): greedy and batched with
-        ``beam=1``, else a beam search of that width per row."""
+        """Token ids decoded from each latent row of ``z`` (EOS not included), batched: greedy with
+        ``beam=1``, else a beam search of that width (hypotheses ranked by log-probability per token)."""
         if beam <= 1:
             return self._greedy(z, max_tokens)
-        return [self._beam(z[i: i + 1], max_tokens, beam) for i in range(z.shape[0])]
+        return self._beam(z, max_tokens, beam)
 
     def _step(self, z: torch.Tensor, token: torch.Tensor, state: Any) -> tuple[torch.Tensor, Any]:
         emb = self.embedding(token).unsqueeze(1)
@@ -195,28 +195,56 @@ class DisAE(nn.Module):
                 break
         return out
 
-    def _beam(self, z: torch.Tensor, max_tokens: int, width: int) -> list[int]:
-        beams: list[tuple[float, list[int], Any]] = [(0.0, [], self._start(z))]
-        finished: list[tuple[float, list[int]]] = []
+    def _beam(self, z: torch.Tensor, max_tokens: int, width: int) -> list[list[int]]:
+        """Beam search for every row at once: the rows' beams run as one batch of ``rows x width``. At each
+        step every live beam proposes its ``width`` best next tokens; per row the candidates are ranked by
+        total log-probability, a candidate ending in EOS becomes a finished hypothesis (scored per token)
+        and the best ``width`` others live on. A row stops when it has ``width`` finished hypotheses or no
+        live beam; at the end the live beams compete with the finished ones."""
+        rows = z.shape[0]
+        zz = z.repeat_interleave(width, dim=0)
+        state = self._start(zz)
+        seqs: list[list[list[int]]] = [[[] for _ in range(width)] for _ in range(rows)]
+        scores = [[0.0] + [float("-inf")] * (width - 1) for _ in range(rows)]  # one live beam to start
+        finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(rows)]
+        done = [False] * rows
+        tokens = torch.full((rows * width,), BOS, dtype=torch.long, device=z.device)
         for _ in range(max_tokens):
-            grown = []
-            for score, seq, state in beams:
-                token = torch.tensor([seq[-1] if seq else BOS], device=z.device)
-                logp, new_state = self._step(z, token, state)
-                logp[0, PAD] = float("-inf")
-                top = logp[0].topk(width)
-                for lp, t in zip(top.values.tolist(), top.indices.tolist()):
-                    grown.append((score + lp, seq + [t], new_state))
-            grown.sort(key=lambda b: -b[0])
-            beams = []
-            for score, seq, state in grown:
-                if seq[-1] == EOS:
-                    finished.append((score / len(seq), seq[:-1]))  # length-normalised
-                else:
-                    beams.append((score, seq, state))
-                if len(beams) == width:
-                    break
-            if not beams or len(finished) >= width:
+            logp, state = self._step(zz, tokens, state)
+            logp[:, PAD] = float("-inf")
+            top = logp.topk(width, dim=-1)
+            values, indices = top.values.tolist(), top.indices.tolist()
+            parents, next_tokens = [], []
+            for r in range(rows):
+                keep: list[tuple[float, list[int], int]] = []
+                if not done[r]:
+                    cands = [(scores[r][b] + lp, seqs[r][b] + [t], b)
+                             for b in range(width) if scores[r][b] > float("-inf")
+                             for lp, t in zip(values[r * width + b], indices[r * width + b])]
+                    cands.sort(key=lambda c: -c[0])
+                    for score, seq, b in cands:
+                        if seq[-1] == EOS:
+                            finished[r].append((score / len(seq), seq[:-1]))
+                        else:
+                            keep.append((score, seq, b))
+                        if len(keep) == width:
+                            break
+                    if not keep or len(finished[r]) >= width:
+                        done[r] = True  # its live beams compete with the finished ones now
+                        finished[r] += [(sc / len(q), q) for sc, q, _ in keep]
+                        keep = []
+                scores[r] = [k[0] for k in keep] + [float("-inf")] * (width - len(keep))
+                seqs[r] = [k[1] for k in keep] + [[] for _ in range(width - len(keep))]
+                # empty slots (and finished rows) decode a dummy EOS from the row's first beam
+                parents += [r * width + k[2] for k in keep] + [r * width] * (width - len(keep))
+                next_tokens += [k[1][-1] for k in keep] + [EOS] * (width - len(keep))
+            if all(done):
                 break
-        finished += [(s / max(1, len(q)), q) for s, q, _ in beams]
-        return max(finished, key=lambda f: f[0])[1]
+            index = torch.tensor(parents, device=z.device)
+            state = (state[0][:, index], state[1][:, index])
+            tokens = torch.tensor(next_tokens, dtype=torch.long, device=z.device)
+        out = []
+        for r in range(rows):
+            pool = finished[r] + [(sc / max(1, len(q)), q) for sc, q in zip(scores[r], seqs[r]) if sc > float("-inf")]
+            out.append(max(pool, key=lambda f: f[0])[1] if pool else [])
+        return out
