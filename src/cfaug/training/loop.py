@@ -138,7 +138,7 @@ def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[An
             else:
                 stale += 1
         result.history.append(entry)
-        _save(ckpt_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+        save_state(ckpt_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                           "scheduler": scheduler.state_dict() if scheduler is not None else None,
                           "torch_rng": torch.get_rng_state(), "epoch": epoch + 1, "stale": stale,
                           "history": result.history, "best_score": result.best_score,
@@ -155,7 +155,8 @@ def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[An
     return result
 
 
-def _save(path: os.PathLike[str], state: dict[str, Any]) -> None:
+def save_state(path: os.PathLike[str], state: dict[str, Any]) -> None:
+    """``torch.save`` to a temporary file, then renamed over ``path``: a kill never leaves half a file."""
     import torch
 
     tmp = f"{os.fspath(path)}.tmp"

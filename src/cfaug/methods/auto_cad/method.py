@@ -48,7 +48,8 @@ from cfaug.methods.auto_cad.replacements import (
     ReplacementRequest,
     Weights,
 )
-from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_spans, tokenize
+from cfaug.methods.auto_cad.text import (Edit, Token, apply_edits, match_case, sentence_members, sentence_spans,
+                                         tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.nlp.inflect import indefinite_article
 from cfaug.registry import spec_name
@@ -495,10 +496,7 @@ class AutoCAD(Method):
         for (i, t), cands in zip(where, proposals):
             tokens = docs[i][0]
             if i not in sentence_index:
-                by_sent: dict[int, list[int]] = {}
-                for j, tok in enumerate(tokens):
-                    by_sent.setdefault(tok.sentence, []).append(j)
-                sentence_index[i] = by_sent
+                sentence_index[i] = sentence_members(tokens)
             members = sentence_index[i][tokens[t.head].sentence]
             ctx = t.contexts[0][0] if t.contexts else tokens[t.head].text
             rows = []

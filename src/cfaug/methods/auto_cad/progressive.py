@@ -27,7 +27,7 @@ import numpy as np
 from cfaug.importance import Unit, build_importance
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, dropped_contexts, resampled_contexts
 from cfaug.methods.auto_cad.replacements import NEUTRAL, ReplacementRequest
-from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case
+from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_members
 
 
 @dataclass
@@ -44,9 +44,7 @@ class EditedText:
     def __post_init__(self) -> None:
         if not self.words:
             self.words = [t.text for t in self.tokens]
-        self._members: dict[int, list[int]] = {}
-        for j, t in enumerate(self.tokens):
-            self._members.setdefault(t.sentence, []).append(j)
+        self._members = sentence_members(self.tokens)
 
     def apply(self, edit: Edit, term: CausalTerm) -> None:
         covered = [j for j, t in enumerate(self.tokens) if edit.start <= t.start and t.end <= edit.end]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cfaug.nlp.inflect import match_case
@@ -41,6 +42,14 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     if start < len(text):
         spans.append((start, len(text)))
     return spans or [(0, len(text))]
+
+
+def sentence_members(tokens: Sequence[Token]) -> dict[int, list[int]]:
+    """Token indices of each sentence, by sentence number."""
+    members: dict[int, list[int]] = {}
+    for j, t in enumerate(tokens):
+        members.setdefault(t.sentence, []).append(j)
+    return members
 
 
 def tokenize(text: str) -> list[Token]:

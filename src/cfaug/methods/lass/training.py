@@ -24,7 +24,7 @@ from cfaug.data.paired import TextPair, sentiment_polarity
 from cfaug.methods.lass.disae import DisAE, DisAEConfig, LossWeights, annealed_weights
 from cfaug.methods.lass.vocab import PAD, WordVocab
 from cfaug.training.context import FitContext
-from cfaug.training.loop import LoopResult, seed_everything, train_loop
+from cfaug.training.loop import LoopResult, save_state, seed_everything, train_loop
 
 MODEL_FILE = "disae.pt"
 VOCAB_FILE = "vocab.json"
@@ -78,6 +78,14 @@ def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
     return torch.tensor([list(s) + [PAD] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
+def _pair_batch(batch: Sequence[tuple[list[int], list[int]]], device: Any,
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Padded positive ids, padded negative ids and their labels (1 and 0) of encoded pairs, on ``device``."""
+    pos, neg = _pad([b[0] for b in batch]).to(device), _pad([b[1] for b in batch]).to(device)
+    ones = torch.ones(len(batch), dtype=torch.long, device=device)
+    return pos, neg, ones, 1 - ones
+
+
 def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings | None = None,
                 ) -> tuple[DisAE, WordVocab, dict[str, Any]]:
     """Train Dis-AE on ``pairs`` into ``ctx.artifact_dir`` (see the module docstring); returns the model
@@ -108,10 +116,8 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: max(0.0, 1.0 - k / max(1, total_steps)))
 
     def step(m: DisAE, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
-        device = m.label_vectors.device
-        pos, neg = _pad([b[0] for b in batch]).to(device), _pad([b[1] for b in batch]).to(device)
-        ones = torch.ones(len(batch), dtype=torch.long, device=device)
-        loss, _ = m.loss(pos, neg, ones, 1 - ones, annealed_weights(int(m.steps), s.anneal_steps, s.limits))
+        loss, _ = m.loss(*_pair_batch(batch, m.label_vectors.device),
+                         annealed_weights(int(m.steps), s.anneal_steps, s.limits))
         m.steps += 1
         return loss
 
@@ -122,9 +128,7 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
         total = 0.0
         for k in range(0, len(dev_examples), s.batch_size):
             chunk = dev_examples[k: k + s.batch_size]
-            pos, neg = _pad([b[0] for b in chunk]).to(device), _pad([b[1] for b in chunk]).to(device)
-            ones = torch.ones(len(chunk), dtype=torch.long, device=device)
-            parts = m.losses(pos, neg, ones, 1 - ones)
+            parts = m.losses(*_pair_batch(chunk, device))
             total += float(parts["rec"] + parts["cf"]) * len(chunk)
         return -total / len(dev_examples)
 
@@ -142,9 +146,7 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
 
 def save_disae(model: DisAE, folder: Path) -> None:
     state = {k: v for k, v in model.state_dict().items() if k != "steps"}
-    tmp = Path(folder) / (MODEL_FILE + ".tmp")
-    torch.save({"config": asdict(model.config), "state": state}, tmp)
-    tmp.replace(Path(folder) / MODEL_FILE)
+    save_state(Path(folder) / MODEL_FILE, {"config": asdict(model.config), "state": state})
 
 
 def load_disae(folder: str | Path, device: str = "cpu") -> tuple[DisAE, WordVocab]:
