@@ -3,7 +3,7 @@ import math
 import pytest
 
 from cfaug.evaluate.fluency import CausalLMScorer, ngram_perplexity, perplexity
-from cfaug.evaluate.ngram_lm import NgramLM
+from cfaug.judges.ngram_lm import NgramLM
 
 
 @pytest.fixture(scope="module")

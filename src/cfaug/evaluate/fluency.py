@@ -7,7 +7,7 @@
   Hugging Face perplexity guide), and the dtype. A text's perplexity is ``exp`` of its mean token
   negative log-likelihood; the metric's value is the mean of per-text perplexities (as most papers
   report), and ``details["corpus_perplexity"]`` is ``exp`` of the token-weighted mean NLL.
-* :class:`~cfaug.evaluate.ngram_lm.NgramLM`: the offline fallback, an n-gram model trained on a
+* :class:`~cfaug.judges.ngram_lm.NgramLM`: the offline fallback, an n-gram model trained on a
   reference corpus the user names; its result is named ``ngram_perplexity`` so it is never mistaken
   for a neural LM's.
 """
@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from cfaug.evaluate.ngram_lm import NgramLM
+from cfaug.judges.ngram_lm import NgramLM
 from cfaug.evaluate.result import MetricResult, mean_of
 from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
 

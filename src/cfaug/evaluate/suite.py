@@ -27,7 +27,7 @@ from cfaug.evaluate.flip_rate import (JudgeChoice, build_judge, flip_rate_from_p
 from cfaug.evaluate.fluency import CausalLMScorer, ngram_perplexity, perplexity_result
 from cfaug.evaluate.harmonic import h_score
 from cfaug.evaluate.minimality import edit_rate, mover_result
-from cfaug.evaluate.ngram_lm import NgramLM
+from cfaug.judges.ngram_lm import NgramLM
 from cfaug.evaluate.pairs import CounterfactualPair, PairSet
 from cfaug.evaluate.result import MetricResult
 from cfaug.evaluate.rouge import rouge

@@ -146,7 +146,12 @@ def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, A
         raise ConfigError(f"--model {options.model} was trained for {info.method}, not {options.method}")
     given = method_params(info.method, options.params, options.preset) if options.preset != "default" \
         else dict(options.params)
-    clash = {k for k, v in given.items() if k in info.fit_params and str(v) != str(info.fit_params[k])}
+    from cfaug.config import build_config, config_dict
+
+    cls = METHODS.get(info.method)
+    typed = config_dict(build_config(cls.Config, {k: v for k, v in given.items() if k in info.fit_params},
+                                     owner=cls.name))  # "0" and 0.0 are the same value
+    clash = {k for k in given if k in info.fit_params and str(typed.get(k)) != str(info.fit_params[k])}
     if clash:
         raise ConfigError(f"--model {options.model} was trained with other values of {', '.join(sorted(clash))}; "
                           "train a new model or drop those parameters (or the preset)")

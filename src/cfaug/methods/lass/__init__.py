@@ -2,7 +2,14 @@
 large model, and a small disentangling autoencoder that learns from them to write many opposite-sentiment
 reviews.
 
-Here so far: the Dis-AE network (:mod:`cfaug.methods.lass.disae`), its word vocabulary
-(:mod:`cfaug.methods.lass.vocab`), and its resumable training, saving, loading and batched data reproduction
-(:mod:`cfaug.methods.lass.training`). The method itself (pair stage, prompt optimisation, filters, the
-``lass`` registration and ``cfaug train lass``) is not registered yet."""
+* :mod:`cfaug.methods.lass.pairs`: ``lass-pairs``, the LLM that writes the pairs (the paper's instruction,
+  k demonstrations, temperature 0.2);
+* :mod:`cfaug.methods.lass.disae`, :mod:`cfaug.methods.lass.vocab`, :mod:`cfaug.methods.lass.training`: the
+  Dis-AE network, its vocabulary, its resumable training, saving, loading and batched reproduction;
+* :mod:`cfaug.methods.lass.method`: ``lass``, training stage and mass reproduction with the perplexity and
+  sentiment filters.
+"""
+
+from cfaug.methods.lass.method import LASS, LASSConfig
+
+__all__ = ["LASS", "LASSConfig"]

@@ -133,21 +133,35 @@ class DisAE(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1), ignore_index=PAD)
 
     # -- the loss of equation (7) -------------------------------------------------------------------
+    def _side(self, ids: torch.Tensor, label: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The terms of one side: its vectors, reconstruction, L_e and L_n."""
+        ze, zc = self.encode(ids)
+        se = self.sentiment(ze)
+        uniform = torch.full((1, self.config.classes), 1.0 / self.config.classes, device=ids.device)
+        l_n = F.kl_div(self.classifier(zc).log_softmax(-1), uniform.expand(zc.shape[0], -1), reduction="batchmean")
+        return {"ze": ze, "zc": zc, "se": se, "rec": self.reconstruction(torch.cat([se, zc], -1), ids),
+                "e": F.cross_entropy(self.classifier(ze), label), "n": l_n}
+
+    def _label_loss(self, device: torch.device) -> torch.Tensor:
+        """L_r: each label representation must be classified as its own label."""
+        return F.cross_entropy(self.classifier(self.label_vectors), torch.arange(self.config.classes, device=device))
+
     def losses(self, pos: torch.Tensor, neg: torch.Tensor, pos_label: torch.Tensor,
                neg_label: torch.Tensor) -> dict[str, torch.Tensor]:
         """Every term of equation (7) for a batch of pairs (padded ids of the two sides, and their labels)."""
-        ze_p, zc_p = self.encode(pos)
-        ze_n, zc_n = self.encode(neg)
-        se_p, se_n = self.sentiment(ze_p), self.sentiment(ze_n)
-        rec = self.reconstruction(torch.cat([se_p, zc_p], -1), pos) + self.reconstruction(torch.cat([se_n, zc_n], -1), neg)
-        cf = self.reconstruction(torch.cat([se_p, zc_n], -1), pos) + self.reconstruction(torch.cat([se_n, zc_p], -1), neg)
-        l_e = F.cross_entropy(self.classifier(ze_p), pos_label) + F.cross_entropy(self.classifier(ze_n), neg_label)
-        uniform = torch.full((1, self.config.classes), 1.0 / self.config.classes, device=pos.device)
-        l_n = sum(F.kl_div(self.classifier(z).log_softmax(-1), uniform.expand(z.shape[0], -1), reduction="batchmean")
-                  for z in (zc_p, zc_n))
-        l_r = F.cross_entropy(self.classifier(self.label_vectors), torch.arange(self.config.classes, device=pos.device))
-        dis = (2 + F.cosine_similarity(ze_p, ze_n, dim=-1) - F.cosine_similarity(zc_p, zc_n, dim=-1)).mean()
-        return {"rec": rec, "emo": l_e + l_n + l_r, "e": l_e, "n": l_n, "r": l_r, "dis": dis, "cf": cf}
+        p, n = self._side(pos, pos_label), self._side(neg, neg_label)
+        cf = (self.reconstruction(torch.cat([p["se"], n["zc"]], -1), pos)
+              + self.reconstruction(torch.cat([n["se"], p["zc"]], -1), neg))
+        l_e, l_n, l_r = p["e"] + n["e"], p["n"] + n["n"], self._label_loss(pos.device)
+        dis = (2 + F.cosine_similarity(p["ze"], n["ze"], dim=-1) - F.cosine_similarity(p["zc"], n["zc"], dim=-1)).mean()
+        return {"rec": p["rec"] + n["rec"], "emo": l_e + l_n + l_r, "e": l_e, "n": l_n, "r": l_r, "dis": dis, "cf": cf}
+
+    def corpus_losses(self, ids: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The terms of equation (7) that need no pair, for a batch of single labelled texts: reconstruction
+        and the sentiment terms L_e + L_n + L_r (used to pretrain on the domain corpus)."""
+        side = self._side(ids, labels)
+        l_r = self._label_loss(ids.device)
+        return {"rec": side["rec"], "emo": side["e"] + side["n"] + l_r, "e": side["e"], "n": side["n"], "r": l_r}
 
     def loss(self, pos: torch.Tensor, neg: torch.Tensor, pos_label: torch.Tensor, neg_label: torch.Tensor,
              weights: LossWeights) -> tuple[torch.Tensor, dict[str, float]]:

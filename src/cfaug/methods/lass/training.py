@@ -71,6 +71,11 @@ class TrainSettings:
     min_count: int = 2
     max_vocab: int = 20000
     dev_share: float = 0.05
+    #: epochs over the unpaired domain corpus before the pairs (reconstruction and the sentiment terms only;
+    #: 0 = the paper, pairs only)
+    pretrain_epochs: int = 0
+    #: at most this many corpus texts are used for pretraining (a seeded sample)
+    pretrain_max: int = 100000
 
 
 def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -87,14 +92,22 @@ def _pair_batch(batch: Sequence[tuple[list[int], list[int]]], device: Any,
 
 
 def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings | None = None,
-                ) -> tuple[DisAE, WordVocab, dict[str, Any]]:
+                corpus: Sequence[tuple[str, int]] = ()) -> tuple[DisAE, WordVocab, dict[str, Any]]:
     """Train Dis-AE on ``pairs`` into ``ctx.artifact_dir`` (see the module docstring); returns the model
-    (best epoch by dev loss), the vocabulary and facts for the run record."""
+    (best epoch by dev loss), the vocabulary and facts for the run record.
+
+    With ``corpus`` (texts and their class, 1 positive, 0 negative) and ``settings.pretrain_epochs``, the
+    model first learns to reconstruct the domain's texts and to classify their sentiment
+    (:meth:`~cfaug.methods.lass.disae.DisAE.corpus_losses`, checkpoint ``pretrain.pt``), then trains on the
+    pairs with the whole loss, annealed from zero as without pretraining."""
     s = settings or TrainSettings()
     if len(pairs) < 2:
         raise ValueError(f"Dis-AE needs at least 2 counterfactual pairs to train on, got {len(pairs)}")
     order = list(range(len(pairs)))
     random.Random(ctx.seed).shuffle(order)
+    corpus = list(corpus) if s.pretrain_epochs > 0 else []
+    if len(corpus) > s.pretrain_max:
+        corpus = random.Random(ctx.seed).sample(corpus, s.pretrain_max)
     n_dev = max(1, int(round(len(pairs) * s.dev_share))) if len(pairs) >= 20 and s.dev_share > 0 else 0
     dev = [pairs[i] for i in order[:n_dev]]
     train = [pairs[i] for i in order[n_dev:]]
@@ -103,7 +116,8 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
     if vocab_path.exists():  # a resumed training keeps the vocabulary its checkpoint was made with
         vocab = WordVocab.load(vocab_path)
     else:
-        vocab = WordVocab.build([t for p in train for t in (p.positive, p.negative)], s.min_count, s.max_vocab)
+        vocab = WordVocab.build([t for p in train for t in (p.positive, p.negative)] + [t for t, _ in corpus],
+                                s.min_count, s.max_vocab)
         vocab.save(vocab_path)
     encode = lambda p: (vocab.encode(p.positive, s.max_tokens), vocab.encode(p.negative, s.max_tokens))  # noqa: E731
     examples = [encode(p) for p in train]
@@ -111,6 +125,7 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
     seed_everything(ctx.seed)  # the initial weights depend on the seed only
     model = DisAE(config)
     model.register_buffer("steps", torch.zeros((), dtype=torch.long))
+    pretrained = _pretrain(model, vocab, corpus, ctx, s) if corpus else None
     optimizer = torch.optim.Adam(model.parameters(), lr=s.lr)
     total_steps = s.epochs * -(-len(examples) // s.batch_size)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: max(0.0, 1.0 - k / max(1, total_steps)))
@@ -141,7 +156,28 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
              "steps": int(model.steps), **result.facts()}
     if result.best_score is not None:
         facts["dev_loss"] = round(-result.best_score, 4)
+    if pretrained is not None:
+        facts["pretraining"] = {"texts": len(corpus), **pretrained.facts()}
     return model, vocab, facts
+
+
+def _pretrain(model: DisAE, vocab: WordVocab, corpus: Sequence[tuple[str, int]], ctx: FitContext,
+              s: TrainSettings) -> LoopResult:
+    """Reconstruction and sentiment terms on single corpus texts (resumable, checkpoint ``pretrain.pt``)."""
+    examples = [(vocab.encode(t, s.max_tokens), int(c)) for t, c in corpus]
+    optimizer = torch.optim.Adam(model.parameters(), lr=s.lr)
+    total_steps = s.pretrain_epochs * -(-len(examples) // s.batch_size)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: max(0.0, 1.0 - k / max(1, total_steps)))
+
+    def step(m: DisAE, batch: list[tuple[list[int], int]]) -> torch.Tensor:
+        device = m.label_vectors.device
+        parts = m.corpus_losses(_pad([b[0] for b in batch]).to(device),
+                                torch.tensor([b[1] for b in batch], dtype=torch.long, device=device))
+        return parts["rec"] + parts["emo"]
+
+    return train_loop(model, examples, step, ctx, epochs=s.pretrain_epochs, batch_size=s.batch_size,
+                      optimizer=optimizer, scheduler=scheduler, grad_clip=s.grad_clip,
+                      name="Dis-AE pretraining on the corpus", checkpoint="pretrain.pt")
 
 
 def save_disae(model: DisAE, folder: Path) -> None:

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from cfaug.evaluate.ngram_lm import EOS, UNK, NgramLM
+from cfaug.judges.ngram_lm import EOS, UNK, NgramLM
 
 
 def test_witten_bell_bigram_hand_computed():

@@ -34,6 +34,7 @@ class NgramLM:
         self.order = order
         self.vocab: set[str] = set()
         self._counts: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+        self._totals: dict[tuple[str, ...], tuple[int, int]] = {}
         self._corpus_hash = ""
         self.n_texts = 0
 
@@ -53,6 +54,7 @@ class NgramLM:
                 w = padded[i]
                 for k in range(self.order):  # history lengths 0 .. order-1
                     self._counts[tuple(padded[i - k: i])][w] += 1
+        self._totals = {ctx: (sum(c.values()), len(c)) for ctx, c in self._counts.items()}
         self._corpus_hash = h.hexdigest()[:16]
         return self
 
@@ -67,7 +69,7 @@ class NgramLM:
             counts = self._counts.get(ctx)
             if not counts:
                 continue
-            total, types = sum(counts.values()), len(counts)
+            total, types = self._totals[ctx]
             p = (counts.get(word, 0) + types * p) / (total + types)
         return p
 

@@ -1,0 +1,107 @@
+"""The ``lass`` method: ``cfaug train lass`` on a corpus and pairs, then mass reproduction with filters."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from cfaug.cli import main
+
+NOUNS = ["pizza", "soup", "service", "staff", "pasta", "room", "screen", "battery", "keyboard", "price", "menu",
+         "view"]
+TINY = ["-p", "embedding_dim=32", "-p", "hidden_size=64", "-p", "latent=32", "-p", "batch_size=24", "-p", "lr=0.01",
+        "-p", "anneal_steps=100", "-p", "epochs=120", "-p", "pretrain_epochs=2", "-p", "beam=2", "-p", "dev_share=0"]
+
+
+def cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lass")
+    rows, pairs = [], []
+    for n, w in enumerate(NOUNS):
+        group = f"g{n % 3}"
+        for k, (p, q) in enumerate(((f"the {w} was good .", f"the {w} was bad ."),
+                                     (f"i loved the {w} .", f"i hated the {w} ."))):
+            rows += [f"{w}{k}p\tpositive\t{p}\t{group}", f"{w}{k}n\tnegative\t{q}\t{group}"]
+            pairs += [f"{w}{k}\tpositive\t{p}", f"{w}{k}\tnegative\t{q}"]
+    corpus = d / "corpus.tsv"
+    corpus.write_text("id\tlabel\ttext\tbusiness\n" + "\n".join(rows) + "\n")
+    pair_file = d / "pairs.tsv"
+    pair_file.write_text("batch_id\tSentiment\tText\n" + "\n".join(pairs) + "\n")
+    return d, corpus, pair_file
+
+
+@pytest.fixture(scope="module")
+def model(files, tmp_path_factory):
+    d, corpus, pairs = files
+    store = tmp_path_factory.mktemp("store")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CFAUG_MODEL_STORE", str(store))
+    code, out, err = cli("train", "lass", "--train-data", corpus, "-o", d / "model", "--no-progress",
+                         "-p", f"pairs={pairs}", "-p", "group_col=business", *TINY)
+    mp.undo()
+    assert code == 0, err
+    return d / "model", json.loads(out)
+
+
+def test_training_saves_disae_filters_and_parents(model):
+    folder, out = model
+    assert out["train_rows"] == 48
+    info = json.loads((folder / "artifact.json").read_text())
+    facts = info["facts"]
+    assert facts["disae"]["pairs"] == 24 and facts["disae"]["pretraining"]["texts"] == 48
+    assert facts["filters"]["max_ppl"] > 1 and "quantile" in facts["filters"]["rule"]
+    parents = [json.loads(x) for x in (folder / "parents.jsonl").read_text().splitlines()]
+    assert len(parents) == 48 and {p["group"] for p in parents} == {"g0", "g1", "g2"}
+    assert {"disae.pt", "vocab.json", "lm.pkl", "judge.pkl", "pretrain.pt", "checkpoint.pt"} <= {
+        p.name for p in folder.iterdir()}
+
+
+def test_reproduction_flips_sentiment_keeps_content_and_records_every_score(model, files, tmp_path, monkeypatch):
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    folder, _ = model
+    d, corpus, _ = files
+    out = tmp_path / "out.jsonl"
+    code, _, err = cli("augment", corpus, "-o", out, "--method", "lass", "--model", folder, "--no-progress",
+                       "--keep-failed", *TINY)
+    assert code == 0, err
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 48
+    by_source = {r["original_text"]: r for r in rows}
+    good = by_source["the pizza was good ."]
+    assert good["text"] == "the pizza was bad." and good["label"] == "negative"
+    meta = good["meta"]
+    assert meta["content_parent"] == "pizza0p" and meta["judge"]["target_prob"] > 0.5
+    assert meta["filters"] == {"changed": True, "fluency": True, "flip": True}
+    # the sentiment parent comes from the content parent's own group (business g0)
+    parents = {json.loads(x)["id"]: json.loads(x) for x in (folder / "parents.jsonl").read_text().splitlines()}
+    assert all(parents[r["meta"]["sentiment_parent"]]["group"] == r["meta"]["parent_group"] for r in rows)
+    assert parents[meta["sentiment_parent"]]["group"] == "g0"
+    flipped = sum(r["meta"]["filters"]["flip"] for r in rows)
+    assert flipped >= 40
+
+
+def test_training_without_pairs_says_how_to_make_them(files, tmp_path, monkeypatch):
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    _, corpus, _ = files
+    code, _, err = cli("train", "lass", "--train-data", corpus, "-o", tmp_path / "m", "--no-progress")
+    assert code == 2 and "pairs=FILE" in err and "lass-pairs" in err
+
+
+def test_paper_preset_needs_pairs():
+    from cfaug.config import ConfigError
+    from cfaug.methods import build_method
+
+    with pytest.raises(ConfigError, match="needs pairs"):
+        build_method("lass", {}, preset="paper")
+    m = build_method("lass", {"pairs": "x.tsv"}, preset="paper")
+    assert m.config.pretrain_epochs == 0 and m.config.beam == 4
