@@ -97,3 +97,26 @@ def test_epoch_order_depends_on_seed_and_epoch_only():
 def test_no_examples_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no training examples"):
         train_loop(make_model(), [], step, ctx(tmp_path, "e"), epochs=1)
+
+
+def test_bucketed_batches_cover_every_example_once_with_less_padding():
+    import numpy as np
+
+    from cfaug.training.loop import bucketed_batches, epoch_order
+
+    rng = np.random.default_rng(0)
+    lengths = list(rng.integers(1, 60, size=1000))
+    order = epoch_order(1000, 0, 0)
+    batches = bucketed_batches(order, lengths, 32, seed=0, epoch=0, window=10)
+    assert sorted(int(i) for b in batches for i in b) == list(range(1000))
+    assert all(len(b) <= 32 for b in batches)
+
+    def padding(bs):
+        return sum(max(lengths[i] for i in b) * len(b) - sum(lengths[i] for i in b) for b in bs)
+
+    plain = [order[k: k + 32] for k in range(0, 1000, 32)]
+    assert padding(batches) < padding(plain) / 3
+    again = bucketed_batches(order, lengths, 32, seed=0, epoch=0, window=10)
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again))
+    other = bucketed_batches(epoch_order(1000, 0, 1), lengths, 32, seed=0, epoch=1, window=10)
+    assert any(not np.array_equal(a, b) for a, b in zip(batches, other))

@@ -61,17 +61,33 @@ def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch]).permutation(n)
 
 
+def bucketed_batches(order: np.ndarray, lengths: Sequence[int], batch_size: int, seed: int, epoch: int,
+                     window: int = 50) -> list[np.ndarray]:
+    """Batches of similar length: the shuffled ``order`` is cut into windows of ``window`` batches, each
+    window sorted by length and cut into batches, and the batches are shuffled. Padding shrinks, the
+    batches still differ from epoch to epoch, and everything is a function of the seed and the epoch."""
+    batches: list[np.ndarray] = []
+    span = batch_size * window
+    for k in range(0, len(order), span):
+        chunk = order[k: k + span]
+        chunk = chunk[np.argsort([lengths[i] for i in chunk], kind="stable")]
+        batches += [chunk[b: b + batch_size] for b in range(0, len(chunk), batch_size)]
+    perm = np.random.default_rng([seed, epoch, 1]).permutation(len(batches))
+    return [batches[i] for i in perm]
+
+
 def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[Any]], Any], ctx: FitContext, *,
                epochs: int, lr: float = 1e-3, batch_size: int = 32, weight_decay: float = 0.0,
                grad_clip: float | None = 1.0, evaluate: Callable[[Any], float] | None = None,
                patience: int | None = None, optimizer: Any = None, scheduler: Any = None,
                on_epoch: Callable[[int, Any], None] | None = None, name: str = "model",
-               checkpoint: str = CHECKPOINT) -> LoopResult:
+               checkpoint: str = CHECKPOINT, lengths: Sequence[int] | None = None) -> LoopResult:
     """Train ``model`` on ``examples`` for ``epochs`` (see the module docstring).
 
     ``optimizer`` defaults to Adam with ``lr`` and ``weight_decay``; ``scheduler`` (optional) steps once
     per batch. With ``evaluate``, the best epoch's weights are restored at the end and ``patience`` epochs
-    without improvement stop early. ``on_epoch(epoch, model)`` runs after each epoch (e.g. to anneal loss
+    without improvement stop early. With ``lengths`` (one per example), batches group examples of similar
+    length (:func:`bucketed_batches`), which saves the padding of sequence models. ``on_epoch(epoch, model)`` runs after each epoch (e.g. to anneal loss
     weights); it must depend on the epoch only, so that a resumed run behaves the same. The model is
     moved to ``ctx.device``.
     """
@@ -111,9 +127,13 @@ def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[An
             break
         model.train()
         order = epoch_order(len(examples), ctx.seed, epoch)
+        if lengths is not None:
+            index_batches = bucketed_batches(order, lengths, batch_size, ctx.seed, epoch)
+        else:
+            index_batches = [order[b * batch_size: (b + 1) * batch_size] for b in range(n_batches)]
         total, seen = 0.0, 0
-        for b in range(n_batches):
-            batch = [examples[i] for i in order[b * batch_size: (b + 1) * batch_size]]
+        for index in index_batches:
+            batch = [examples[i] for i in index]
             loss = step(model, batch)
             optimizer.zero_grad()
             loss.backward()

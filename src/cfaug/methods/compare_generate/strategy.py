@@ -158,13 +158,17 @@ class StrategyMethod(LLMMethod):
             demos = load_demos(c.demos, task, c.demos_revised)
             source = c.demos + (f" + {c.demos_revised}" if c.demos_revised else "")
         else:
-            demos, source = builtin_demos(task), "built-in"
+            demos, source = self.default_demos(task)
         encoder = self.encoder() if c.demo_selection == "similar" else None
         self.pool = DemoPool(demos, task, c.n_demos, c.demo_selection, source=source, encoder=encoder,
                              group=c.demo_group)
         self.pool.index(records)
         facts["demonstrations"] = self.pool.describe()
         return facts
+
+    def default_demos(self, task: Task) -> tuple[list[Demo], str]:
+        """The demonstrations used when no ``demos`` file is given, and where they come from."""
+        return builtin_demos(task), "built-in"
 
     def encoder(self) -> Any:
         """The sentence encoder (loaded once)."""

@@ -11,5 +11,6 @@ reviews.
 """
 
 from cfaug.methods.lass.method import LASS, LASSConfig
+from cfaug.methods.lass.pairs import LassPairs, LassPairsConfig
 
-__all__ = ["LASS", "LASSConfig"]
+__all__ = ["LASS", "LASSConfig", "LassPairs", "LassPairsConfig"]

@@ -29,13 +29,12 @@ Greedy decoding runs batched; ``beam > 1`` runs a beam search per text (the pape
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from cfaug.methods.lass.vocab import BOS, EOS, PAD
+from cfaug.methods.lass.decoding import LatentDecoder
+from cfaug.methods.lass.vocab import PAD
 
 
 @dataclass
@@ -80,7 +79,7 @@ class _AttentionHead(nn.Module):
         return self.out(torch.einsum("bt,btd->bd", scores.softmax(dim=-1), states))
 
 
-class DisAE(nn.Module):
+class DisAE(LatentDecoder):
     """The Dis-AE network; see the module docstring."""
 
     def __init__(self, config: DisAEConfig) -> None:
@@ -92,10 +91,7 @@ class DisAE(nn.Module):
         self.content_head = _AttentionHead(2 * c.hidden_size, c.latent)
         self.classifier = nn.Linear(c.latent, c.classes)
         self.label_vectors = nn.Parameter(torch.randn(c.classes, c.latent) * 0.1)  # Z_r
-        self.bridge = nn.Linear(2 * c.latent, 2 * c.hidden_size)  # z -> decoder (h0, c0)
-        self.decoder = nn.LSTM(c.embedding_dim + 2 * c.latent, c.hidden_size, batch_first=True)
-        self.output = nn.Linear(c.hidden_size, c.vocab_size)
-        self.drop = nn.Dropout(c.dropout)
+        self.build_decoder(c.vocab_size, c.embedding_dim, c.hidden_size, 2 * c.latent, c.dropout)
 
     # -- encoding -----------------------------------------------------------------------------------
     def encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -112,25 +108,6 @@ class DisAE(nn.Module):
     def sentiment(self, z_e: torch.Tensor) -> torch.Tensor:
         """z~_e: the label representations weighted by C's distribution over ``z_e``."""
         return self.classifier(z_e).softmax(dim=-1) @ self.label_vectors
-
-    # -- decoding -----------------------------------------------------------------------------------
-    def _start(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h0, c0 = torch.tanh(self.bridge(z)).chunk(2, dim=-1)
-        return h0.unsqueeze(0).contiguous(), c0.unsqueeze(0).contiguous()
-
-    def decode_logits(self, z: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-        """Teacher-forced logits for ``ids`` (which end with EOS) given latent ``z``: the inputs are BOS
-        and ``ids`` without its last position."""
-        inputs = torch.cat([torch.full_like(ids[:, :1], BOS), ids[:, :-1]], dim=1)
-        emb = self.drop(self.embedding(inputs))
-        steps = torch.cat([emb, z.unsqueeze(1).expand(-1, ids.shape[1], -1)], dim=-1)
-        out, _ = self.decoder(steps, self._start(z))
-        return self.output(self.drop(out))
-
-    def reconstruction(self, z: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-        """Mean token cross-entropy of ``ids`` decoded from ``z`` (padding ignored)."""
-        logits = self.decode_logits(z, ids)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1), ignore_index=PAD)
 
     # -- the loss of equation (7) -------------------------------------------------------------------
     def _side(self, ids: torch.Tensor, label: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -178,87 +155,3 @@ class DisAE(nn.Module):
         _, zc = self.encode(content)
         ze, _ = self.encode(sentiment)
         return torch.cat([self.sentiment(ze), zc], dim=-1)
-
-    @torch.no_grad()
-    def generate(self, z: torch.Tensor, max_tokens: int = 70, beam: int = 1) -> list[list[int]]:
-        """Token ids decoded from each latent row of ``z`` (EOS not included), batched: greedy with
-        ``beam=1``, else a beam search of that width (hypotheses ranked by log-probability per token)."""
-        if beam <= 1:
-            return self._greedy(z, max_tokens)
-        return self._beam(z, max_tokens, beam)
-
-    def _step(self, z: torch.Tensor, token: torch.Tensor, state: Any) -> tuple[torch.Tensor, Any]:
-        emb = self.embedding(token).unsqueeze(1)
-        out, state = self.decoder(torch.cat([emb, z.unsqueeze(1)], dim=-1), state)
-        return self.output(out[:, -1]).log_softmax(dim=-1), state
-
-    def _greedy(self, z: torch.Tensor, max_tokens: int) -> list[list[int]]:
-        state = self._start(z)
-        token = torch.full((z.shape[0],), BOS, dtype=torch.long, device=z.device)
-        done = torch.zeros(z.shape[0], dtype=torch.bool, device=z.device)
-        out: list[list[int]] = [[] for _ in range(z.shape[0])]
-        for _ in range(max_tokens):
-            logp, state = self._step(z, token, state)
-            logp[:, PAD] = float("-inf")
-            token = logp.argmax(dim=-1)
-            for i in (~done).nonzero().flatten().tolist():
-                if int(token[i]) != EOS:
-                    out[i].append(int(token[i]))
-            done |= token == EOS
-            if bool(done.all()):
-                break
-        return out
-
-    def _beam(self, z: torch.Tensor, max_tokens: int, width: int) -> list[list[int]]:
-        """Beam search for every row at once: the rows' beams run as one batch of ``rows x width``. At each
-        step every live beam proposes its ``width`` best next tokens; per row the candidates are ranked by
-        total log-probability, a candidate ending in EOS becomes a finished hypothesis (scored per token)
-        and the best ``width`` others live on. A row stops when it has ``width`` finished hypotheses or no
-        live beam; at the end the live beams compete with the finished ones."""
-        rows = z.shape[0]
-        zz = z.repeat_interleave(width, dim=0)
-        state = self._start(zz)
-        seqs: list[list[list[int]]] = [[[] for _ in range(width)] for _ in range(rows)]
-        scores = [[0.0] + [float("-inf")] * (width - 1) for _ in range(rows)]  # one live beam to start
-        finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(rows)]
-        done = [False] * rows
-        tokens = torch.full((rows * width,), BOS, dtype=torch.long, device=z.device)
-        for _ in range(max_tokens):
-            logp, state = self._step(zz, tokens, state)
-            logp[:, PAD] = float("-inf")
-            top = logp.topk(width, dim=-1)
-            values, indices = top.values.tolist(), top.indices.tolist()
-            parents, next_tokens = [], []
-            for r in range(rows):
-                keep: list[tuple[float, list[int], int]] = []
-                if not done[r]:
-                    cands = [(scores[r][b] + lp, seqs[r][b] + [t], b)
-                             for b in range(width) if scores[r][b] > float("-inf")
-                             for lp, t in zip(values[r * width + b], indices[r * width + b])]
-                    cands.sort(key=lambda c: -c[0])
-                    for score, seq, b in cands:
-                        if seq[-1] == EOS:
-                            finished[r].append((score / len(seq), seq[:-1]))
-                        else:
-                            keep.append((score, seq, b))
-                        if len(keep) == width:
-                            break
-                    if not keep or len(finished[r]) >= width:
-                        done[r] = True  # its live beams compete with the finished ones now
-                        finished[r] += [(sc / len(q), q) for sc, q, _ in keep]
-                        keep = []
-                scores[r] = [k[0] for k in keep] + [float("-inf")] * (width - len(keep))
-                seqs[r] = [k[1] for k in keep] + [[] for _ in range(width - len(keep))]
-                # empty slots (and finished rows) decode a dummy EOS from the row's first beam
-                parents += [r * width + k[2] for k in keep] + [r * width] * (width - len(keep))
-                next_tokens += [k[1][-1] for k in keep] + [EOS] * (width - len(keep))
-            if all(done):
-                break
-            index = torch.tensor(parents, device=z.device)
-            state = (state[0][:, index], state[1][:, index])
-            tokens = torch.tensor(next_tokens, dtype=torch.long, device=z.device)
-        out = []
-        for r in range(rows):
-            pool = finished[r] + [(sc / max(1, len(q)), q) for sc, q in zip(scores[r], seqs[r]) if sc > float("-inf")]
-            out.append(max(pool, key=lambda f: f[0])[1] if pool else [])
-        return out

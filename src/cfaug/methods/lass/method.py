@@ -57,19 +57,22 @@ class LASSConfig:
                               "a cfaug output (original_ columns), e.g. from --method lass-pairs, auto-cad or "
                               "compare-generate", fit=True)
     epochs: int = param(10, "Dis-AE epochs over the pairs", min=1, fit=True)
-    pretrain_epochs: int = param(2, "epochs of reconstruction and sentiment over the training corpus before the "
+    pretrain_epochs: int = param(3, "epochs of reconstruction and sentiment over the training corpus before the "
                                  "pairs (0 = the paper: pairs only)", min=0, fit=True)
     pretrain_max: int = param(100000, "at most this many corpus texts for pretraining (a seeded sample)", min=1, fit=True)
     batch_size: int = param(64, "pairs (texts, when pretraining) per optimiser step", min=1, fit=True)
-    lr: float = param(5e-4, "Adam learning rate, decayed linearly to 0", min=1e-7, fit=True)
-    anneal_steps: int = param(2000, "optimiser steps over which alpha, beta, gamma rise from 0 to 5, 1, 1", min=0,
-                              fit=True)
+    lr: float = param(1e-3, "Adam learning rate on the pairs, decayed linearly to 0 (the paper: 5e-4)", min=1e-7,
+                      fit=True)
+    pretrain_lr: float = param(2e-3, "Adam learning rate of the pretraining, constant", min=1e-7, fit=True)
+    anneal_steps: int = param(0, "optimiser steps over which alpha, beta, gamma rise from 0 to 5, 1, 1 (0 = half of "
+                              "the training steps on the pairs)", min=0, fit=True)
     embedding_dim: int = param(128, "word embedding size", min=4, fit=True)
     hidden_size: int = param(256, "LSTM hidden size (encoder per direction and decoder)", min=4, fit=True)
     latent: int = param(128, "size of each of z_e and z_c", min=2, fit=True)
     dev_share: float = param(0.05, "share of the pairs held out to choose the best epoch (0 = keep the last)", min=0.0,
                              max=0.5, fit=True)
-    max_vocab: int = param(20000, "vocabulary size (most frequent words of pairs and corpus)", min=10, fit=True)
+    max_vocab: int = param(8000, "vocabulary size (most frequent words of pairs and corpus); the output layer's cost "
+                           "grows with it", min=10, fit=True)
     max_tokens: int = param(70, "tokens per text read, and at most generated", min=4, max=512)
     beam: int = param(4, "beam width of decoding (1 = greedy)", min=1, max=32)
     candidates: int = param(1, "reproductions per item, each with its own sentiment parent", min=1, max=20)
@@ -156,7 +159,7 @@ class LASS(Method):
                                  epochs=c.epochs, batch_size=c.batch_size, lr=c.lr, anneal_steps=c.anneal_steps,
                                  max_tokens=c.max_tokens, max_vocab=c.max_vocab, dev_share=c.dev_share,
                                  pretrain_epochs=c.pretrain_epochs,
-                                 pretrain_max=c.pretrain_max)
+                                 pretrain_max=c.pretrain_max, pretrain_lr=c.pretrain_lr)
         _, _, facts["disae"] = train_disae(pairs, ctx, settings, corpus=[(r.text(), k) for r, k in corpus])
         return facts
 

@@ -65,7 +65,8 @@ class TrainSettings:
     batch_size: int = 64
     lr: float = 5e-4
     grad_clip: float | None = 5.0
-    anneal_steps: int = 2000
+    #: optimiser steps over which the loss weights rise to their limits (0 = half of the pair training)
+    anneal_steps: int = 0
     limits: LossWeights = field(default_factory=LossWeights)
     max_tokens: int = 70
     min_count: int = 2
@@ -76,6 +77,8 @@ class TrainSettings:
     pretrain_epochs: int = 0
     #: at most this many corpus texts are used for pretraining (a seeded sample)
     pretrain_max: int = 100000
+    #: constant learning rate of the pretraining (an autoencoder learns to copy faster at a higher rate)
+    pretrain_lr: float = 2e-3
 
 
 def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -130,9 +133,10 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
     total_steps = s.epochs * -(-len(examples) // s.batch_size)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: max(0.0, 1.0 - k / max(1, total_steps)))
 
+    anneal = s.anneal_steps or max(1, total_steps // 2)
+
     def step(m: DisAE, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
-        loss, _ = m.loss(*_pair_batch(batch, m.label_vectors.device),
-                         annealed_weights(int(m.steps), s.anneal_steps, s.limits))
+        loss, _ = m.loss(*_pair_batch(batch, m.label_vectors.device), annealed_weights(int(m.steps), anneal, s.limits))
         m.steps += 1
         return loss
 
@@ -149,11 +153,12 @@ def train_disae(pairs: Sequence[Pair], ctx: FitContext, settings: TrainSettings 
 
     result: LoopResult = train_loop(model, examples, step, ctx, epochs=s.epochs, batch_size=s.batch_size,
                                     optimizer=optimizer, scheduler=scheduler, grad_clip=s.grad_clip,
-                                    evaluate=evaluate if dev_examples else None, name="Dis-AE")
+                                    evaluate=evaluate if dev_examples else None, name="Dis-AE",
+                                    lengths=[max(len(a), len(b)) for a, b in examples])
     save_disae(model, ctx.artifact_dir)
     facts = {"pairs": len(pairs), "train_pairs": len(train), "dev_pairs": len(dev), "vocabulary": len(vocab),
              "parameters": sum(p.numel() for p in model.parameters()), "settings": _jsonable(asdict(s)),
-             "steps": int(model.steps), **result.facts()}
+             "steps": int(model.steps), "anneal_steps": anneal, **result.facts()}
     if result.best_score is not None:
         facts["dev_loss"] = round(-result.best_score, 4)
     if pretrained is not None:
@@ -165,9 +170,7 @@ def _pretrain(model: DisAE, vocab: WordVocab, corpus: Sequence[tuple[str, int]],
               s: TrainSettings) -> LoopResult:
     """Reconstruction and sentiment terms on single corpus texts (resumable, checkpoint ``pretrain.pt``)."""
     examples = [(vocab.encode(t, s.max_tokens), int(c)) for t, c in corpus]
-    optimizer = torch.optim.Adam(model.parameters(), lr=s.lr)
-    total_steps = s.pretrain_epochs * -(-len(examples) // s.batch_size)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: max(0.0, 1.0 - k / max(1, total_steps)))
+    optimizer = torch.optim.Adam(model.parameters(), lr=s.pretrain_lr)
 
     def step(m: DisAE, batch: list[tuple[list[int], int]]) -> torch.Tensor:
         device = m.label_vectors.device
@@ -176,8 +179,8 @@ def _pretrain(model: DisAE, vocab: WordVocab, corpus: Sequence[tuple[str, int]],
         return parts["rec"] + parts["emo"]
 
     return train_loop(model, examples, step, ctx, epochs=s.pretrain_epochs, batch_size=s.batch_size,
-                      optimizer=optimizer, scheduler=scheduler, grad_clip=s.grad_clip,
-                      name="Dis-AE pretraining on the corpus", checkpoint="pretrain.pt")
+                      optimizer=optimizer, grad_clip=s.grad_clip, name="Dis-AE pretraining on the corpus", checkpoint="pretrain.pt",
+                      lengths=[len(e[0]) for e in examples])
 
 
 def save_disae(model: DisAE, folder: Path) -> None:

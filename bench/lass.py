@@ -1,0 +1,383 @@
+"""LASS end to end on 2 CPU cores: pairs, Dis-AE training, mass reproduction with filters, counterfactual
+reconstruction (the paper's Table 4), a cost table, and the opinion-summarization test.
+
+Stages (each cached under ``bench/_work/lass/``; a rerun skips what is done, ``--fresh`` starts over):
+
+1. **Corpus.** Yelp review sentences (``yelp-sentences``, at most 30 tokens, shuffled with seed 0) are split
+   into an evaluation-classifier set (``--judge-size`` of each sentiment, used only to judge outputs and
+   summaries) and a skewed corpus of ``--corpus-size`` sentences of which ``--positive-share`` are positive.
+2. **Pairs.** Offline, the pair maker is cfaug's auto-CAD run on ``--pair-sources`` corpus sentences (the
+   LLM pair stage, ``--method lass-pairs``, needs a server and is not run here); 500 pairs are held out for
+   the reconstruction test.
+3. **Dis-AE** (``cfaug train lass`` on the skewed corpus and the pairs).
+4. **Mass production** (``cfaug augment --method lass --model ...``): ``--reproduce`` positive corpus
+   sentences rewritten to negative, filtered by perplexity and the method's judge; speed in filtered
+   sentences/s; the evaluation classifier's verdict on what was kept.
+5. **Reconstruction** on the held-out pairs: each positive side's content with its negative side's sentiment,
+   decoded and compared with the negative side (ROUGE-1/2/L), and the trigram perplexity of the outputs;
+   with ``--table4`` also for Dis-AE trained on a quarter and a half of the pairs.
+6. **Summaries.** A BiMeanVAE-style summarizer (:mod:`cfaug.evaluate.downstream.summarizer`) trained on the
+   skewed corpus; on the corpus plus the pair maker's negative rewrites (the "large model only" condition);
+   and on the corpus plus LASS's output. Groups: Yelp groups with gold summaries (MeanSum dev half, FewSum
+   train and val). Reported: sentiment precision for positive and negative groups at summary and sentence
+   level, ROUGE-1/2/L, and the line ``negative_precision_gain=<points>`` (LASS versus the corpus alone,
+   summary level).
+
+    python bench/lass.py                      # the documented run (about 90 minutes on 2 cores)
+    python bench/lass.py --quick              # a smoke run of every stage (a few minutes)
+
+Writes ``bench/lass.results.md`` (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "bench" / "_work" / "lass"
+HELD_OUT_PAIRS = 500
+GROUP_FILES = ("meansum-yelp/dev.csv", "fewsum/yelp/train.csv", "fewsum/yelp/val.csv")
+#: stated prices (USD per million tokens) and throughput for the cost table
+PRICES = {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00)}
+
+
+def cfaug(*args: Any, log: Path) -> float:
+    """Run ``python -m cfaug ARGS``; returns seconds taken. Output goes to ``log``."""
+    t = time.perf_counter()
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"\n$ cfaug {' '.join(map(str, args))}\n")
+        fh.flush()
+        subprocess.run([sys.executable, "-m", "cfaug", *map(str, args)], check=True, stdout=fh, stderr=fh,
+                       env={**os.environ, "CFAUG_MODEL_STORE": str(WORK / "store"), "HF_HUB_OFFLINE": "1"})
+    return time.perf_counter() - t
+
+
+def write_tsv(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+        w.writerow(["id", "label", "text"])
+        w.writerows(rows)
+
+
+def read_tsv(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def make_corpus(data: Path, args: argparse.Namespace) -> dict[str, Any]:
+    done = WORK / "corpus.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    with open(data / "yelp-sentences" / "yelp_sentences.tsv", encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t") if 3 <= len(r["text"].split()) <= 30]
+    random.Random(0).shuffle(rows)
+    pos = [r["text"] for r in rows if r["label"] == "1"]
+    neg = [r["text"] for r in rows if r["label"] == "0"]
+    j = args.judge_size
+    judge = [(f"j{i}", "positive", t) for i, t in enumerate(pos[:j])] + \
+            [(f"k{i}", "negative", t) for i, t in enumerate(neg[:j])]
+    n_pos = int(round(args.corpus_size * args.positive_share))
+    n_neg = args.corpus_size - n_pos
+    corpus = [(f"p{i}", "positive", t) for i, t in enumerate(pos[j: j + n_pos])] + \
+             [(f"n{i}", "negative", t) for i, t in enumerate(neg[j: j + n_neg])]
+    random.Random(1).shuffle(corpus)
+    write_tsv(WORK / "judge.tsv", judge)
+    write_tsv(WORK / "corpus.tsv", corpus)
+    sources = corpus[: args.pair_sources]
+    write_tsv(WORK / "pair_sources.tsv", sources)
+    reproduce = [r for r in corpus[args.pair_sources:] if r[1] == "positive"][: args.reproduce]
+    write_tsv(WORK / "reproduce.tsv", reproduce)
+    facts = {"sentences_available": len(rows), "judge_rows": len(judge), "corpus_rows": len(corpus),
+             "corpus_positive": n_pos, "corpus_negative": n_neg, "pair_sources": len(sources),
+             "reproduce_rows": len(reproduce)}
+    done.write_text(json.dumps(facts))
+    return facts
+
+
+def make_pairs(log: Path) -> dict[str, Any]:
+    done = WORK / "pairs.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    from cfaug.data.paired import read_pairs
+    from cfaug.methods.lass.training import sentiment_pairs
+
+    out = WORK / "pairs.auto-cad.jsonl"
+    seconds = cfaug("augment", WORK / "pair_sources.tsv", "-o", out, "--seed", "0", "--no-progress", "--overwrite",
+                    log=log)
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    random.Random(2).shuffle(rows)
+    n_held = min(HELD_OUT_PAIRS, len(rows) // 10)
+    held, train = rows[:n_held], rows[n_held:]
+    for name, part in (("pairs.train.jsonl", train), ("pairs.heldout.jsonl", held)):
+        (WORK / name).write_text("".join(json.dumps(r) + "\n" for r in part), encoding="utf-8")
+    pairs, left = sentiment_pairs(read_pairs(WORK / "pairs.train.jsonl").pairs)
+    negatives = [r for r in rows if r["label"] == "negative"]
+    write_tsv(WORK / "pair_negatives.tsv", [(f"c{i}", "negative", r["text"]) for i, r in enumerate(negatives)])
+    facts = {"seconds": round(seconds, 1), "pairs": len(rows), "train_pairs": len(pairs), "held_out": len(held),
+             "negative_rewrites": len(negatives)}
+    done.write_text(json.dumps(facts))
+    return facts
+
+
+def train_lass(args: argparse.Namespace, log: Path, pairs_file: Path, folder: Path,
+               extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    if not (folder / "artifact.json").exists():
+        pretrain = () if "paper" in extra else ("-p", f"pretrain_epochs={args.pretrain_epochs}",
+                                                  "-p", f"pretrain_max={args.pretrain_max}")
+        cfaug("train", "lass", "--train-data", WORK / "corpus.tsv", "-o", folder, "--no-progress",
+              "-p", f"pairs={pairs_file}", "-p", f"epochs={args.epochs}", *pretrain, *extra, log=log)
+    info = json.loads((folder / "artifact.json").read_text())
+    return info
+
+
+def mass_produce(args: argparse.Namespace, log: Path, model: Path) -> dict[str, Any]:
+    done = WORK / "reproduce.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    out = WORK / "lass_output.jsonl"
+    seconds = cfaug("augment", WORK / "reproduce.tsv", "-o", out, "--method", "lass", "--model", model,
+                    "--target", "negative", "--keep-failed", "--no-progress", "--overwrite", "--batch-size", "256",
+                    log=log)
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    kept = [r for r in rows if r["meta"]["passed"]]
+    fails = {k: sum(1 for r in rows if r["meta"]["filters"].get(k) is False) for k in ("changed", "fluency", "flip")}
+    write_tsv(WORK / "lass_negatives.tsv", [(f"l{i}", "negative", r["text"]) for i, r in enumerate(kept)])
+    facts = {"inputs": args.reproduce, "candidates": len(rows), "kept": len(kept), "seconds": round(seconds, 1),
+             "filtered_per_s": round(len(kept) / seconds, 1), "candidates_per_s": round(len(rows) / seconds, 1),
+             "failed": fails}
+    done.write_text(json.dumps(facts))
+    return facts
+
+
+def eval_judge() -> Any:
+    from cfaug.judges.classifier import TfidfLinearJudge
+
+    rows = read_tsv(WORK / "judge.tsv")
+    return TfidfLinearJudge(C=4.0, min_df=2).fit([r["text"] for r in rows], [r["label"] for r in rows])
+
+
+def positive_prob(judge: Any):
+    index = list(judge.labels).index("positive")
+    return lambda texts: [float(p[index]) for p in judge.predict_proba(list(texts))] if texts else []
+
+
+def reconstruction(model: Path, held: Path, lm: Any) -> dict[str, Any]:
+    from cfaug.data.paired import read_pairs
+    from cfaug.evaluate.rouge import rouge
+    from cfaug.methods.lass.training import load_disae, reproduce, sentiment_pairs
+
+    pairs, _ = sentiment_pairs(read_pairs(held).pairs)
+    disae, vocab = load_disae(model)
+    out = reproduce(disae, vocab, [p.positive for p in pairs], [p.negative for p in pairs], beam=4)
+    r = rouge(out, [p.negative for p in pairs]).details
+    ppl = [lm.perplexity(t) for t in out if len(t) >= 10]
+    ppl.sort()
+    return {"pairs": len(pairs), **{k: round(100 * v, 2) for k, v in r.items()},
+            "median_ppl": round(ppl[len(ppl) // 2], 1) if ppl else None,
+            "samples": list(zip([p.positive for p in pairs[:6]], out[:6]))}
+
+
+def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: list[Any], judge: Any) -> dict[str, Any]:
+    from cfaug.evaluate.downstream.opinion_summarization import score_summaries
+    from cfaug.evaluate.downstream.summarizer import SummarizerSettings, load_summarizer, summarize, train_summarizer
+    from cfaug.training.context import FitContext
+
+    done = WORK / f"summaries-{name}.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    texts = [r["text"] for r in read_tsv(WORK / "corpus.tsv")]
+    for path in extra:
+        texts += [r["text"] for r in read_tsv(path)]
+    folder = WORK / f"summarizer-{name}"
+    t = time.perf_counter()
+    _, _, facts = train_summarizer(texts, FitContext(artifact_dir=folder, progress=False, seed=0),
+                                   SummarizerSettings(epochs=args.summarizer_epochs, max_vocab=8000))
+    train_s = time.perf_counter() - t
+    model, vocab = load_summarizer(folder)
+    outs = [summarize(model, vocab, g.reviews, sentences=3, beam=4) for g in groups]
+    scores = score_summaries(groups, outs, positive_prob(judge))
+    scores.update({"training_texts": len(texts), "train_seconds": round(train_s, 1),
+                   "examples": [(g.id, " ".join(o)) for g, o in list(zip(groups, outs))[:4]]})
+    negative = [(g.id, " ".join(o)) for g, o in zip(groups, outs)
+                if sum(positive_prob(judge)(g.references)) / len(g.references) < 0.5][:3]
+    scores["negative_examples"] = negative
+    done.write_text(json.dumps(scores))
+    return scores
+
+
+def cost_table(pairs_facts: dict[str, Any], train_info: dict[str, Any], produce: dict[str, Any]) -> list[str]:
+    from cfaug.llm.templates import load_prompt
+
+    prompt = load_prompt("lass-pairs-sentiment.v1")
+    # tokens: about 4 characters per token (English); the prompt shown with 5 demonstrations of the shipped
+    # CAD pairs (mean length) and one Yelp sentence
+    demo_rows = read_tsv(REPO / "src" / "cfaug" / "resources" / "demonstrations" / "cad_imdb_pairs.tsv") \
+        if (REPO / "src" / "cfaug" / "resources" / "demonstrations" / "cad_imdb_pairs.tsv").exists() else []
+    demo_chars = sum(len(r["Text"]) for r in demo_rows) / max(1, len(demo_rows))
+    sentence_chars = 75
+    tokens_in = (len(prompt.source) + 10 * demo_chars + sentence_chars) / 4
+    tokens_out = sentence_chars / 4 + 6
+    n = 100_000
+    lines = ["| approach | LLM requests | LLM tokens in / out | CPU time on 2 cores | " +
+             " | ".join(f"cost at {m} prices" for m in PRICES) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(PRICES)]
+    cost = lambda reqs, m: reqs * (tokens_in * PRICES[m][0] + tokens_out * PRICES[m][1]) / 1e6  # noqa: E731
+    lines.append(f"| LLM only (100k rewrites) | {n:,} | {n * tokens_in / 1e6:.1f}M / {n * tokens_out / 1e6:.1f}M | "
+                 "none (all on the LLM server) | " + " | ".join(f"${cost(n, m):,.2f}" for m in PRICES) + " |")
+    pairs = 10_000
+    rate = produce["filtered_per_s"] or 1
+    cpu = train_info["seconds"] * (pairs / max(1, train_info["facts"]["disae"]["pairs"])) + n / rate
+    lines.append(f"| LASS: {pairs:,} LLM pairs, Dis-AE, 100k filtered | {pairs:,} | "
+                 f"{pairs * tokens_in / 1e6:.1f}M / {pairs * tokens_out / 1e6:.1f}M | {cpu / 3600:.1f} h | "
+                 + " | ".join(f"${cost(pairs, m):,.2f}" for m in PRICES) + " |")
+    lines += ["", f"Tokens are estimated at 4 characters per token: the `lass-pairs` prompt with five shipped CAD-IMDB "
+              f"demonstration pairs (mean {demo_chars:.0f} characters per side) and a {sentence_chars}-character "
+              f"sentence is about {tokens_in:.0f} tokens in and {tokens_out:.0f} out. Prices are list prices per "
+              "million tokens (input/output) stated here, not measured: " +
+              ", ".join(f"{m} ${a}/${b}" for m, (a, b) in PRICES.items()) + ". LASS's CPU time is the Dis-AE "
+              "training time measured above scaled to 10,000 pairs, plus 100,000 filtered sentences at the "
+              "measured rate."]
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--corpus-size", type=int, default=60000)
+    ap.add_argument("--positive-share", type=float, default=0.9)
+    ap.add_argument("--judge-size", type=int, default=10000, help="evaluation-classifier sentences per sentiment")
+    ap.add_argument("--pair-sources", type=int, default=12000)
+    ap.add_argument("--reproduce", type=int, default=30000)
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--pretrain-epochs", type=int, default=3)
+    ap.add_argument("--pretrain-max", type=int, default=60000)
+    ap.add_argument("--summarizer-epochs", type=int, default=2)
+    ap.add_argument("--table4", action="store_true", help="also train Dis-AE on a quarter and a half of the pairs")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run of every stage")
+    ap.add_argument("--fresh", action="store_true", help="delete the cached stages first")
+    ap.add_argument("--out", default=str(REPO / "bench" / "lass.results.md"))
+    args = ap.parse_args()
+    global WORK
+    if args.quick:
+        WORK = WORK.with_name("lass_quick")
+        args.corpus_size, args.judge_size, args.pair_sources, args.reproduce = 3000, 1000, 600, 600
+        args.epochs, args.pretrain_epochs, args.pretrain_max, args.summarizer_epochs = 1, 1, 3000, 1
+    if args.fresh and WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True, exist_ok=True)
+    log = WORK / "commands.log"
+    import torch
+
+    from cfaug.evaluate.downstream.opinion_summarization import read_groups
+
+    start = time.perf_counter()
+    corpus = make_corpus(Path(args.data), args)
+    pairs = make_pairs(log)
+    model = WORK / "model"
+    info = train_lass(args, log, WORK / "pairs.train.jsonl", model)
+    produce = mass_produce(args, log, model)
+    judge = eval_judge()
+    with open(model / "lm.pkl", "rb") as fh:
+        import pickle
+
+        lm = pickle.load(fh)
+    kept = [r["text"] for r in read_tsv(WORK / "lass_negatives.tsv")]
+    kept_negative = sum(p < 0.5 for p in positive_prob(judge)(kept)) / max(1, len(kept))
+    table4 = [("all", info["facts"]["disae"]["pairs"], reconstruction(model, WORK / "pairs.heldout.jsonl", lm))]
+    paper = train_lass(args, log, WORK / "pairs.train.jsonl", WORK / "model-paper", ("--preset", "paper"))
+    table4.insert(0, ("all, pairs only (`--preset paper`)", paper["facts"]["disae"]["pairs"],
+                      reconstruction(WORK / "model-paper", WORK / "pairs.heldout.jsonl", lm)))
+    if args.table4:
+        rows = (WORK / "pairs.train.jsonl").read_text(encoding="utf-8").splitlines()
+        for share in (4, 2):
+            part = WORK / f"pairs.train.1of{share}.jsonl"
+            part.write_text("\n".join(rows[: len(rows) // share]) + "\n", encoding="utf-8")
+            folder = WORK / f"model-1of{share}"
+            sub = train_lass(args, log, part, folder)
+            table4.insert(0, (f"1/{share}", sub["facts"]["disae"]["pairs"],
+                              reconstruction(folder, WORK / "pairs.heldout.jsonl", lm)))
+    groups = [g for f in GROUP_FILES for g in read_groups(Path(args.data) / "opinion-summaries" / f)]
+    conditions = [("corpus", "skewed corpus alone", []),
+                  ("pairs", "+ pair maker's negative rewrites (large model only)", [WORK / "pair_negatives.tsv"]),
+                  ("lass", "+ LASS output", [WORK / "lass_negatives.tsv"])]
+    results = {key: summaries(args, key, extra, groups, judge) for key, _, extra in conditions}
+    gain = results["lass"]["negative_precision_summary"] - results["corpus"]["negative_precision_summary"]
+    rouge_drop = results["corpus"]["rougeL"] - results["lass"]["rougeL"]
+
+    d = info["facts"]["disae"]
+    lines = ["# LASS on 2 CPU cores: pairs, Dis-AE, mass reproduction, summaries", "",
+             f"Command: `python bench/lass.py {' '.join(sys.argv[1:])}`".rstrip(), "",
+             f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}, torch "
+             f"{torch.__version__}; run on {time.strftime('%Y-%m-%d')}; this run's stages took "
+             f"{(time.perf_counter() - start) / 60:.0f} min (cached stages count zero).", "",
+             "## Data", "",
+             f"Yelp review sentences (3-30 tokens, {corpus['sentences_available']:,} available). Skewed corpus: "
+             f"{corpus['corpus_rows']:,} sentences, {corpus['corpus_positive']:,} positive and "
+             f"{corpus['corpus_negative']:,} negative ({args.positive_share:.0%} positive). Evaluation classifier: "
+             f"TF-IDF logistic regression trained on {corpus['judge_rows']:,} other sentences (half of each "
+             "sentiment), used for nothing else.", "",
+             f"Pairs: offline auto-CAD over {corpus['pair_sources']:,} corpus sentences in {pairs['seconds']:.0f} s, "
+             f"{pairs['pairs']:,} pairs; {pairs['held_out']} held out for the reconstruction test. No LLM pairs in "
+             "this run (no server offline): the 'large model' role is played by auto-CAD.", "",
+             "## Dis-AE", "",
+             f"`cfaug train lass`: {d['pairs']:,} pairs, {args.pretrain_epochs} pretraining epoch(s) over "
+             f"{d.get('pretraining', {}).get('texts', 0):,} corpus sentences, {args.epochs} epochs over the pairs; "
+             f"vocabulary {d['vocabulary']:,}, {d['parameters'] / 1e6:.1f}M parameters; {info['seconds'] / 60:.1f} "
+             f"min in all (pretraining {d.get('pretraining', {}).get('seconds', 0) / 60:.1f} min, pairs "
+             f"{d['seconds'] / 60:.1f} min: {d['seconds'] / 60 / args.epochs / d['train_pairs'] * 20000:.1f} min per "
+             f"epoch of 20k pairs). Filter threshold: perplexity {info['facts']['filters']['max_ppl']:.1f} "
+             f"({info['facts']['filters']['rule']}).", "",
+             "Counterfactual reconstruction on the held-out pairs (content of the positive side, sentiment of the "
+             "negative side, beam 4; ROUGE F1 against the negative side, x100; perplexity under the corpus trigram "
+             "model, texts of 10 characters or more):", "",
+             "| training pairs | ROUGE-1 | ROUGE-2 | ROUGE-L | median perplexity |", "|---:|---:|---:|---:|---:|"]
+    for share, n, r in table4:
+        lines.append(f"| {n:,} ({share}) | {r['rouge1']} | {r['rouge2']} | {r['rougeL']} | {r['median_ppl']} |")
+    for label, _, r in (table4[0], table4[-1]):
+        lines += ["", f"Samples, {label} (positive side -> reconstruction with the negative side's sentiment):", ""]
+        lines += [f"- \"{a}\" -> \"{b}\"" for a, b in r["samples"]]
+    lines += ["", "## Mass production", "",
+              f"{produce['inputs']:,} positive corpus sentences rewritten to negative (beam 4, batches of 256, one "
+              f"process): {produce['candidates']:,} candidates, {produce['kept']:,} kept after both filters in "
+              f"{produce['seconds']:.0f} s: **{produce['filtered_per_s']} filtered sentences/s** "
+              f"({produce['candidates_per_s']} candidates/s). Failed: fluency {produce['failed']['fluency']:,}, "
+              f"judge {produce['failed']['flip']:,}, unchanged {produce['failed']['changed']:,}. The evaluation "
+              f"classifier calls **{kept_negative:.1%}** of the kept sentences negative.", "",
+              "## Cost of 100,000 counterfactuals", ""]
+    lines += cost_table(pairs, info, produce)
+    lines += ["", "## Opinion summarization", "",
+              f"{len(groups)} Yelp groups with gold summaries ({', '.join(GROUP_FILES)}); "
+              f"{results['corpus']['negative_groups']} negative by their gold summaries. Summarizer: BiMeanVAE-style "
+              f"sentence autoencoder, {args.summarizer_epochs} epoch(s), summary = 3 decoded k-means centroids of the "
+              "group's sentence codes (beam 4). Precision x100 (1 agree, 0.5 undecided, 0 disagree); ROUGE F1 x100.",
+              "", "| training data | texts | negative precision (summary / sentence) | positive precision (summary / "
+              "sentence) | ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for key, label, _ in conditions:
+        r = results[key]
+        lines.append(f"| {label} | {r['training_texts']:,} | {r['negative_precision_summary']} / "
+                     f"{r['negative_precision_sentence']} | {r['positive_precision_summary']} / "
+                     f"{r['positive_precision_sentence']} | {r['rouge1']} | {r['rouge2']} | {r['rougeL']} |")
+    lines += ["", "Summaries of negative groups:", ""]
+    for key, label, _ in conditions:
+        lines += [f"- {label}: " + "; ".join(f"\"{t[:200]}\"" for _, t in results[key]["negative_examples"][:2])]
+    lines += ["", f"Negative-group precision gain with LASS data: {gain:+.2f} points (target +30); ROUGE-L change "
+              f"{-rouge_drop:+.2f} (target: not lower by more than 1).", "",
+              f"negative_precision_gain={gain:.2f}"]
+    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

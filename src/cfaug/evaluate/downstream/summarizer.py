@@ -1,0 +1,168 @@
+"""An unsupervised opinion summarizer trained here: a BiMeanVAE-style sentence autoencoder whose summary of
+a group of reviews decodes averaged latent codes (the simple averaging of Coop(a)).
+
+* **Model** (:class:`MeanVAE`): word embeddings, a bidirectional LSTM, the mean of its states over the real
+  tokens, and linear maps to the mean and log-variance of a Gaussian latent; an LSTM decoder conditioned on
+  the latent (:class:`~cfaug.methods.lass.decoding.LatentDecoder`, shared with Dis-AE). Loss: token
+  cross-entropy plus the KL divergence to N(0, I), its weight annealed from 0 to 1 and the KL floored at
+  ``free_bits`` nats per text (so the decoder cannot ignore the latent).
+* **Training** (:func:`train_summarizer`) on the sentences of a corpus with the shared checkpointed loop.
+* **Summarizing** (:func:`summarize`): every sentence of the group's reviews is encoded (posterior
+  means); the codes are clustered into ``sentences`` groups (k-means, seeded) and each centroid is decoded,
+  the largest cluster first. A group whose reviews are mostly negative has mostly negative codes, so its
+  summary should read negative, unless the decoder has rarely seen negative text, which is the bias
+  LASS's data is meant to remove.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from cfaug.methods.lass.decoding import LatentDecoder
+from cfaug.methods.lass.vocab import PAD, WordVocab
+from cfaug.training.context import FitContext
+from cfaug.training.loop import save_state, seed_everything, train_loop
+
+MODEL_FILE = "summarizer.pt"
+VOCAB_FILE = "vocab.json"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass
+class SummarizerSettings:
+    """Sizes and training of the summarizer."""
+
+    embedding_dim: int = 128
+    hidden_size: int = 256
+    latent: int = 128
+    dropout: float = 0.1
+    epochs: int = 3
+    batch_size: int = 64
+    lr: float = 2e-3
+    kl_anneal_steps: int = 3000
+    free_bits: float = 4.0
+    max_tokens: int = 40
+    max_vocab: int = 20000
+    min_count: int = 2
+
+
+class MeanVAE(LatentDecoder):
+    """See the module docstring."""
+
+    def __init__(self, vocab_size: int, s: SummarizerSettings) -> None:
+        super().__init__()
+        self.sizes = {"vocab_size": vocab_size, "embedding_dim": s.embedding_dim, "hidden_size": s.hidden_size,
+                      "latent": s.latent, "dropout": s.dropout}
+        self.embedding = nn.Embedding(vocab_size, s.embedding_dim, padding_idx=PAD)
+        self.encoder = nn.LSTM(s.embedding_dim, s.hidden_size, batch_first=True, bidirectional=True)
+        self.to_mu = nn.Linear(2 * s.hidden_size, s.latent)
+        self.to_logvar = nn.Linear(2 * s.hidden_size, s.latent)
+        self.build_decoder(vocab_size, s.embedding_dim, s.hidden_size, s.latent, s.dropout)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+    def encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, log-variance) of the latent of each padded row of ``ids``."""
+        mask = ids != PAD
+        lengths = mask.sum(dim=1).clamp(min=1)
+        packed = nn.utils.rnn.pack_padded_sequence(self.drop(self.embedding(ids)), lengths.cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        out, _ = self.encoder(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
+        h = (states * mask.unsqueeze(-1)).sum(dim=1) / lengths.unsqueeze(-1)
+        return self.to_mu(h), self.to_logvar(h)
+
+    def loss(self, ids: torch.Tensor, kl_weight: float, free_bits: float) -> tuple[torch.Tensor, dict[str, float]]:
+        mu, logvar = self.encode(ids)
+        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
+        rec = self.reconstruction(z, ids)
+        kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(dim=-1)).mean()
+        tokens = float((ids != PAD).sum()) / ids.shape[0]  # reconstruction is per token; KL per text
+        total = rec + kl_weight * torch.clamp(kl, min=free_bits) / tokens
+        return total, {"rec": float(rec.detach()), "kl": float(kl.detach())}
+
+
+def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
+    width = max(len(s) for s in seqs)
+    return torch.tensor([list(s) + [PAD] * (width - len(s)) for s in seqs], dtype=torch.long)
+
+
+def train_summarizer(texts: Sequence[str], ctx: FitContext, settings: SummarizerSettings | None = None,
+                     ) -> tuple[MeanVAE, WordVocab, dict[str, Any]]:
+    """Train the summarizer on ``texts`` (sentences) into ``ctx.artifact_dir``; resumable after a kill."""
+    s = settings or SummarizerSettings()
+    if len(texts) < 2:
+        raise ValueError(f"the summarizer needs at least 2 training texts, got {len(texts)}")
+    Path(ctx.artifact_dir).mkdir(parents=True, exist_ok=True)
+    vocab_path = ctx.path(VOCAB_FILE)
+    vocab = WordVocab.load(vocab_path) if vocab_path.exists() else WordVocab.build(texts, s.min_count, s.max_vocab)
+    vocab.save(vocab_path)
+    examples = [vocab.encode(t, s.max_tokens) for t in texts]
+    seed_everything(ctx.seed)
+    model = MeanVAE(len(vocab), s)
+    optimizer = torch.optim.Adam(model.parameters(), lr=s.lr)
+
+    def step(m: MeanVAE, batch: list[list[int]]) -> torch.Tensor:
+        weight = 1.0 if s.kl_anneal_steps <= 0 else min(1.0, int(m.steps) / s.kl_anneal_steps)
+        loss, _ = m.loss(_pad(batch).to(m.steps.device), weight, s.free_bits)
+        m.steps += 1
+        return loss
+
+    result = train_loop(model, examples, step, ctx, epochs=s.epochs, batch_size=s.batch_size, optimizer=optimizer,
+                        grad_clip=5.0, name="summarizer", lengths=[len(e) for e in examples])
+    save_state(ctx.path(MODEL_FILE), {"sizes": model.sizes, "settings": asdict(s),
+                                      "state": {k: v for k, v in model.state_dict().items() if k != "steps"}})
+    facts = {"texts": len(texts), "vocabulary": len(vocab), "parameters": sum(p.numel() for p in model.parameters()),
+             **result.facts()}
+    return model.eval(), vocab, facts
+
+
+def load_summarizer(folder: str | Path, device: str = "cpu") -> tuple[MeanVAE, WordVocab]:
+    """The summarizer :func:`train_summarizer` saved in ``folder``."""
+    folder = Path(folder)
+    saved = torch.load(folder / MODEL_FILE, map_location=device, weights_only=True)
+    s = SummarizerSettings(**saved["settings"])
+    model = MeanVAE(saved["sizes"]["vocab_size"], s)
+    model.load_state_dict(saved["state"], strict=False)
+    return model.to(device).eval(), WordVocab.load(folder / VOCAB_FILE)
+
+
+def split_sentences(review: str) -> list[str]:
+    """The sentences of a review (split after . ! ? and at line breaks)."""
+    return [x.strip() for x in _SENTENCE_END.split(review) if x and x.strip()]
+
+
+@torch.no_grad()
+def summarize(model: MeanVAE, vocab: WordVocab, reviews: Sequence[str], *, sentences: int = 3, beam: int = 4,
+              max_tokens: int = 40, seed: int = 0) -> list[str]:
+    """The summary sentences of one group of ``reviews`` (see the module docstring)."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+
+    parts = [x for r in reviews for x in split_sentences(r)]
+    if not parts:
+        return []
+    device = next(model.parameters()).device
+    mu, _ = model.encode(_pad([vocab.encode(x, max_tokens) for x in parts]).to(device))
+    codes = mu.cpu().numpy()
+    k = max(1, min(sentences, len(parts)))
+    if k == 1:
+        centroids = codes.mean(axis=0, keepdims=True)
+    else:
+        km = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(codes)
+        sizes = np.bincount(km.labels_, minlength=k)
+        centroids = km.cluster_centers_[np.argsort(-sizes, kind="stable")]
+    decoded = model.generate(torch.tensor(centroids, dtype=torch.float32, device=device), max_tokens=max_tokens,
+                             beam=beam)
+    out: list[str] = []
+    for ids in decoded:
+        text = vocab.decode(ids)
+        if text and text not in out:
+            out.append(text)
+    return out

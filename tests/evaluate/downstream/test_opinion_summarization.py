@@ -1,0 +1,94 @@
+"""The opinion-summarization test: reading gold-summary sets, the summarizer, and sentiment precision."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cfaug.data.io import DataError
+from cfaug.evaluate.downstream.opinion_summarization import Group, polarity_credit, read_groups, score_summaries
+from cfaug.evaluate.downstream.summarizer import (SummarizerSettings, load_summarizer, split_sentences, summarize,
+                                                  train_summarizer)
+from cfaug.training.context import FitContext
+
+
+def test_read_meansum_and_fewsum_layouts(tmp_path):
+    meansum = tmp_path / "dev.csv"
+    meansum.write_text("Input.business_id,Input.original_review_0,Input.original_review_1,Answer.summary,"
+                       "Input.original_review_0_id\nb1,Great tacos.,Rude staff.,Good tacos but rude staff.,r0\n"
+                       "b2,,,,r1\n")
+    groups = read_groups(meansum)
+    assert [(g.id, g.reviews, g.references) for g in groups] == [
+        ("b1", ["Great tacos.", "Rude staff."], ["Good tacos but rude staff."])]  # the empty row is skipped
+    fewsum = tmp_path / "train.csv"
+    fewsum.write_text("cat\tgroup_id\trev1\trev2\tsumm1\tsumm2\nfood\tg7\tA.\tB.\tS1.\tS2.\n")
+    assert [(g.id, g.reviews, g.references) for g in read_groups(fewsum)] == [("g7", ["A.", "B."], ["S1.", "S2."])]
+    other = tmp_path / "x.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match="x.csv: not a MeanSum"):
+        read_groups(other)
+
+
+def test_polarity_credit_has_a_neutral_band():
+    assert polarity_credit(0.1, negative_group=True) == 1.0
+    assert polarity_credit(0.9, negative_group=True) == 0.0
+    assert polarity_credit(0.55, negative_group=True) == 0.5
+    assert polarity_credit(0.9, negative_group=False) == 1.0
+
+
+def words_classifier(texts):
+    return [0.1 if ("bad" in t or "rude" in t) else 0.9 for t in texts]
+
+
+def test_score_summaries_per_polarity_and_level():
+    groups = [Group("n1", ["x"], ["the food was bad ."]), Group("n2", ["x"], ["rude staff ."]),
+              Group("p1", ["x"], ["great food ."])]
+    summaries = [["the food was bad ."], ["the food was great .", "rude staff ."], ["great food ."]]
+    out = score_summaries(groups, summaries, words_classifier)
+    assert out["groups"] == 3 and out["negative_groups"] == 2
+    # n1: summary negative (1); n2: the joined summary holds "rude" (1); sentences: 1 and (0 + 1) / 2
+    assert out["negative_precision_summary"] == 100.0 and out["negative_precision_sentence"] == 75.0
+    assert out["positive_precision_summary"] == 100.0 and out["positive_precision_sentence"] == 100.0
+    assert out["rouge1"] > 50 and 0 <= out["rouge2"] <= out["rouge1"]
+    with pytest.raises(ValueError, match="3 groups but 2"):
+        score_summaries(groups, summaries[:2], words_classifier)
+
+
+def test_split_sentences():
+    assert split_sentences("Great tacos! Rude staff.\nWould not return") == ["Great tacos!", "Rude staff.",
+                                                                              "Would not return"]
+
+
+SENTENCES = [f"the {w} was {a} ." for w in ("pizza", "soup", "staff", "room", "pasta", "menu")
+             for a in ("good", "great", "bad", "awful")]
+TINY = SummarizerSettings(embedding_dim=16, hidden_size=32, latent=8, dropout=0.0, epochs=200, batch_size=24, lr=1e-2,
+                          kl_anneal_steps=20, free_bits=8.0, min_count=1)
+
+
+@pytest.fixture(scope="module")
+def summarizer(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("summarizer")
+    model, vocab, facts = train_summarizer(SENTENCES, FitContext(artifact_dir=folder, progress=False), TINY)
+    return folder, model, vocab, facts
+
+
+def test_summarizer_trains_saves_and_loads(summarizer):
+    folder, model, vocab, facts = summarizer
+    assert facts["texts"] == 24 and facts["epochs"] == 200 and facts["final_loss"] > 0
+    loaded, loaded_vocab = load_summarizer(folder)
+    assert loaded_vocab.words == vocab.words
+    for k, v in loaded.state_dict().items():
+        if k != "steps":
+            assert torch.equal(v, model.state_dict()[k]), k
+
+
+def test_summaries_read_as_the_training_sentences_and_are_deterministic(summarizer):
+    _, model, vocab, _ = summarizer
+    reviews = ["The pizza was good. The soup was great.", "The staff was good."]
+    first = summarize(model, vocab, reviews, sentences=2, beam=2)
+    assert 1 <= len(first) <= 2 and all(s.startswith("the ") and s.endswith(".") for s in first)
+    assert summarize(model, vocab, reviews, sentences=2, beam=2) == first
+    assert summarize(model, vocab, [], sentences=2) == []
+    # what it writes reads like its training sentences (quality is the benchmark's business)
+    known = {x.replace(" .", ".") for x in SENTENCES}
+    assert all(x in known for x in first + summarize(model, vocab, ["the soup was awful ."], sentences=1, beam=2))
