@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "cfaug.cli.methods",
     "cfaug.cli.parts",
     "cfaug.cli.prompts",
+    "cfaug.cli.prompt_search",
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",
     "cfaug.cli.report",

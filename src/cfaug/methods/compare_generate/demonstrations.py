@@ -43,7 +43,7 @@ from cfaug.data.tasks import Task
 from cfaug.config import ConfigError
 
 PAIR_ID_COLUMNS = ("batch_id", "pair_id", "pair", "group")
-SELECTIONS = ("seeded", "similar")
+SELECTIONS = ("seeded", "similar", "ordered")
 #: tasks with a built-in set (``src/cfaug/resources/demonstrations/<task>.jsonl``)
 BUILTIN_TASKS = ("sentiment", "nli", "style")
 
@@ -260,7 +260,9 @@ class DemoPool:
     ``selection="seeded"``: a random draw seeded by the item (the same item always gets the same
     demonstrations, whatever the batching or order). ``selection="similar"``: the ``k`` whose original is
     closest to the item's text by sentence-embedding cosine (``encoder``: a loaded
-    :class:`~cfaug.judges.SentenceEncoder`); :meth:`index` embeds the items up front. ``group=True``:
+    :class:`~cfaug.judges.SentenceEncoder`); :meth:`index` embeds the items up front.
+    ``selection="ordered"``: the first ``k`` in the file's order (same direction as the item first), so a
+    prompt shows a chosen sequence of demonstrations, as LASS's prompt search builds it. ``group=True``:
     :meth:`select_groups` picks ``k`` originals, each with all its rewrites (see the module docstring).
     """
 
@@ -354,6 +356,8 @@ class DemoPool:
             return []
         if self.selection == "seeded":
             return random.Random(seed).sample(pool, min(n, len(pool)))
+        if self.selection == "ordered":
+            return pool[:n]
         text = item.record.fields[self.task.edit_roles[0]]
         vec = self._item_vectors.get(text)
         if vec is None:

@@ -52,8 +52,9 @@ class StrategyConfig(LLMConfig):
     demos: str | None = param(None, "demonstrations: a paired file (pair id column such as batch_id), or with "
                               "demos_revised a file of originals (default: the built-in set)")
     demos_revised: str | None = param(None, "the file of revisions matched to demos")
-    demo_selection: str = param("seeded", "seeded (a draw seeded by the item) or similar (the closest originals by "
-                                "sentence-embedding cosine)", choices=SELECTIONS)
+    demo_selection: str = param("seeded", "seeded (a draw seeded by the item), similar (the closest originals by "
+                                "sentence-embedding cosine) or ordered (the first in the file, same direction first)",
+                                choices=SELECTIONS)
     n_demos: int = param(2, "demonstrations per prompt", min=1, max=20)
     encoder: str | None = param(None, "local sentence-transformers folder for similar selection and embedding "
                                 "relevance (default: the packaged all-MiniLM-L6-v2)")

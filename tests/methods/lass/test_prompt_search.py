@@ -1,0 +1,113 @@
+"""LASS's prompt search (Algorithm 1): examples inserted where they help most; human marks or a proxy."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from cfaug.data.records import Record
+from cfaug.methods.lass.prompt_search import (AnnotationNeeded, HumanMarks, MarksNeeded, ProxyScorer, SearchSettings,
+                                              prompt_id, search_prompt, write_demos)
+
+REVIEWS = [Record(f"r{i}", {"text": f"review {i} was great ."}, "positive") for i in range(6)]
+TARGETS = {r.id: "negative" for r in REVIEWS}
+START = [("a fine film .", "positive", "a dull film .", "negative")]
+ANNOTATED = {r.id: f"review {r.id[1:]} was awful ." for r in REVIEWS}
+
+
+class Outcome:
+    """Succeeds on r2-r5 once r0's example is in the prompt, and on r1 only when r0's example comes first."""
+
+    kind = "scripted"
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, seq, items, targets, temperature, sample):
+        self.calls.append((tuple(seq), tuple(r.id for r in items)))
+        has = any(p[0] == "review 0 was great ." for p in seq)
+        first = bool(seq) and seq[0][0] == "review 0 was great ."
+        return ["ok" if (r.id in ("r2", "r3", "r4", "r5") and has) or (r.id == "r1" and first) else "bad"
+                for r in items]
+
+    def score(self, pid, items, targets, outputs):
+        return [int(o == "ok") for o in outputs]
+
+
+def test_the_example_goes_where_it_helps_and_the_search_stops_at_delta():
+    o = Outcome()
+    result = search_prompt(REVIEWS, TARGETS, START, ANNOTATED, o.generate, o,
+                           SearchSettings(delta=0.8, seed=2), log=lambda m: None)
+    assert result.start_success == 0.0
+    # seed 2 draws r0 first; position 0 (before the start pair) also wins r1: success 5/5 on I minus r0
+    assert result.steps[0].example == "review 0 was great ." and result.steps[0].position == 0
+    assert result.steps[0].scores == [1.0, 0.8]
+    assert result.success == 1.0 and "reached delta" in result.stopped
+    assert result.sequence[0] == ("review 0 was great .", "positive", "review 0 was awful .", "negative")
+    # the examples used are no longer evaluated
+    assert all("r0" not in ids for seq, ids in o.calls[1:])
+
+
+def test_a_small_gain_stops_the_search():
+    o = Outcome()
+    never = lambda seq, items, targets, temperature, sample: ["bad" for _ in items]  # noqa: E731
+    result = search_prompt(REVIEWS, TARGETS, START, ANNOTATED, never, o, SearchSettings(epsilon=0.1, seed=1))
+    assert len(result.steps) == 1 and result.success == 0.0 and "below epsilon" in result.stopped
+    assert len(result.sequence) == 2  # the example stays in, as Algorithm 1 keeps the best ordering
+
+
+def test_an_unannotated_draw_asks_a_human(tmp_path):
+    o = Outcome()
+    with pytest.raises(AnnotationNeeded, match="review r"):
+        search_prompt(REVIEWS, TARGETS, START, {}, o.generate, o, SearchSettings(seed=0),
+                      annotations_path=tmp_path / "ann.tsv")
+
+
+def test_the_proxy_annotates_with_an_accepted_sample():
+    calls = []
+
+    def generate(seq, items, targets, temperature, sample):
+        calls.append((temperature, sample))
+        if temperature == 0.7:  # the annotation samples: the second is good
+            return ["review was awful ." if sample == 2 else "review was great ." for _ in items]
+        return ["review was awful ." if len(seq) > 1 else "review was great ." for _ in items]
+
+    proxy = ProxyScorer(target_prob=lambda outs, t: [0.9 if "awful" in o else 0.1 for o in outs],
+                        similarity=lambda a, b: [0.9] * len(a), perplexity=lambda t: 10.0)
+    result = search_prompt(REVIEWS, TARGETS, START, {}, generate, proxy, SearchSettings(seed=0))
+    assert result.scorer == "proxy" and result.success == 1.0
+    assert result.sequence[0][2] == "review was awful ." or result.sequence[1][2] == "review was awful ."
+    assert (0.7, 1) in calls and (0.7, 2) in calls
+
+
+def test_proxy_checks_label_similarity_and_fluency():
+    proxy = ProxyScorer(target_prob=lambda outs, t: [0.9, 0.9, 0.2, 0.9],
+                        similarity=lambda a, b: [0.9, 0.1, 0.9, 0.9],
+                        perplexity=lambda t: 100.0 if t == "zz" else 10.0)
+    items = REVIEWS[:4]
+    assert proxy.score("p", items, ["negative"] * 4, ["ok", "ok", "ok", "zz"]) == [1, 0, 0, 0]
+
+
+def test_human_marks_are_exported_then_read_back(tmp_path):
+    marks = HumanMarks(tmp_path / "marks.tsv")
+    items = REVIEWS[:2]
+    with pytest.raises(MarksNeeded, match="2 outputs wait"):
+        marks.score("p1", items, ["negative"] * 2, ["out a", "out b"])
+    with open(marks.path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    assert [(r["prompt"], r["id"], r["output"], r["success"]) for r in rows] == [
+        ("p1", "r0", "out a", ""), ("p1", "r1", "out b", "")]
+    rows[0]["success"], rows[1]["success"] = "1", "0"
+    with open(marks.path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    assert marks.score("p1", items, ["negative"] * 2, ["out a", "out b"]) == [1, 0]
+
+
+def test_demos_file_and_prompt_id(tmp_path):
+    write_demos(START, tmp_path / "d.tsv")
+    assert (tmp_path / "d.tsv").read_text().splitlines() == [
+        "batch_id\tlabel\ttext", "0\tpositive\ta fine film .", "0\tnegative\ta dull film ."]
+    assert prompt_id(START) == prompt_id(list(START)) != prompt_id(START * 2)
