@@ -80,6 +80,16 @@ def test_seeded_selection_prefers_the_same_direction_and_skips_the_items_own_tex
     assert len(DemoPool(demos, task, k=6).select(item("x", "positive", "negative"), 0)) == 6
 
 
+def test_ordered_selection_keeps_the_files_order_same_direction_first(fixtures):
+    task = make_task("sentiment")
+    demos = load_demos(fixtures / "imdb_paired.tsv", task)
+    pool = DemoPool(demos, task, k=3, selection="ordered")
+    forward = [d for d in demos if d.source_label == "positive"]
+    for seed in (0, 5):
+        assert pool.select(item("x", "positive", "negative"), seed) == forward[:3]
+    assert pool.select(item(forward[0].original, "positive", "negative"), 0) == forward[1:4]
+
+
 def test_similar_selection_picks_the_closest_originals(fixtures, sentence_encoder):
     task = make_task("sentiment")
     pool = DemoPool(load_demos(fixtures / "imdb_paired.tsv", task), task, k=1, selection="similar",

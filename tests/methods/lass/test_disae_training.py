@@ -98,3 +98,30 @@ def test_pairs_from_a_file_either_way_round(tmp_path):
                  encoding="utf-8")
     pairs, left = sentiment_pairs(read_pairs(f).pairs)
     assert pairs == [Pair("A great film.", "An awful film."), Pair("Gripping plot.", "Dull plot.")] and left == 1
+
+
+def test_pretraining_on_the_corpus_is_resumable_too(tmp_path, monkeypatch):
+    import cfaug.methods.lass.training as training
+
+    corpus = [(t, k) for p in PAIRS for t, k in ((p.positive, 1), (p.negative, 0))]
+    settings = TrainSettings(epochs=2, pretrain_epochs=3, **SMALL)
+    straight, _, facts = train_disae(PAIRS, FitContext(artifact_dir=tmp_path / "a", progress=False), settings,
+                                     corpus=corpus)
+    assert facts["pretraining"]["texts"] == 48 and facts["pretraining"]["epochs"] == 3
+    real_loop = training.train_loop
+
+    def killed_in_pretraining(*args, **kwargs):
+        def on_epoch(epoch, model):
+            if kwargs.get("checkpoint") == "pretrain.pt" and epoch == 2:
+                raise Killed()
+        return real_loop(*args, **kwargs, on_epoch=on_epoch)
+
+    monkeypatch.setattr(training, "train_loop", killed_in_pretraining)
+    with pytest.raises(Killed):
+        train_disae(PAIRS, FitContext(artifact_dir=tmp_path / "b", progress=False), settings, corpus=corpus)
+    monkeypatch.setattr(training, "train_loop", real_loop)
+    resumed, _, again = train_disae(PAIRS, FitContext(artifact_dir=tmp_path / "b", progress=False), settings,
+                                    corpus=corpus)
+    assert again["pretraining"]["resumed_from_epoch"] == 1
+    for (k, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), k
