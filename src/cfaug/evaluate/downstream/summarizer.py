@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from cfaug.methods.lass.decoding import LatentDecoder
+from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled, pad_ids
 from cfaug.methods.lass.vocab import PAD, WordVocab
 from cfaug.training.context import FitContext
 from cfaug.training.loop import save_state, seed_everything, train_loop
@@ -69,13 +69,7 @@ class MeanVAE(LatentDecoder):
 
     def encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(mean, log-variance) of the latent of each padded row of ``ids``."""
-        mask = ids != PAD
-        lengths = mask.sum(dim=1).clamp(min=1)
-        packed = nn.utils.rnn.pack_padded_sequence(self.drop(self.embedding(ids)), lengths.cpu(), batch_first=True,
-                                                   enforce_sorted=False)
-        out, _ = self.encoder(packed)
-        states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
-        h = (states * mask.unsqueeze(-1)).sum(dim=1) / lengths.unsqueeze(-1)
+        h, _, _ = mean_pooled(self.embedding, self.encoder, self.drop, ids)
         return self.to_mu(h), self.to_logvar(h)
 
     def loss(self, ids: torch.Tensor, kl_weight: float, free_bits: float) -> tuple[torch.Tensor, dict[str, float]]:
@@ -86,11 +80,6 @@ class MeanVAE(LatentDecoder):
         tokens = float((ids != PAD).sum()) / ids.shape[0]  # reconstruction is per token; KL per text
         total = rec + kl_weight * torch.clamp(kl, min=free_bits) / tokens
         return total, {"rec": float(rec.detach()), "kl": float(kl.detach())}
-
-
-def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    return torch.tensor([list(s) + [PAD] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
 def train_summarizer(texts: Sequence[str], ctx: FitContext, settings: SummarizerSettings | None = None,
@@ -110,7 +99,7 @@ def train_summarizer(texts: Sequence[str], ctx: FitContext, settings: Summarizer
 
     def step(m: MeanVAE, batch: list[list[int]]) -> torch.Tensor:
         weight = 1.0 if s.kl_anneal_steps <= 0 else min(1.0, int(m.steps) / s.kl_anneal_steps)
-        loss, _ = m.loss(_pad(batch).to(m.steps.device), weight, s.free_bits)
+        loss, _ = m.loss(pad_ids(batch).to(m.steps.device), weight, s.free_bits)
         m.steps += 1
         return loss
 
@@ -149,7 +138,7 @@ def summarize(model: MeanVAE, vocab: WordVocab, reviews: Sequence[str], *, sente
     if not parts:
         return []
     device = next(model.parameters()).device
-    mu, _ = model.encode(_pad([vocab.encode(x, max_tokens) for x in parts]).to(device))
+    mu, _ = model.encode(pad_ids([vocab.encode(x, max_tokens) for x in parts]).to(device))
     codes = mu.cpu().numpy()
     k = max(1, min(sentences, len(parts)))
     if k == 1:

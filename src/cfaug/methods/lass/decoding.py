@@ -1,5 +1,6 @@
-"""An LSTM decoder conditioned on a latent vector, with batched greedy and beam-search decoding; shared by
-Dis-AE (:mod:`cfaug.methods.lass.disae`) and the opinion summarizer of the LASS downstream test.
+"""The parts Dis-AE (:mod:`cfaug.methods.lass.disae`) and the opinion summarizer of the LASS downstream test
+share: padding of token ids, the BiMeanVAE-style encoder pass (:func:`mean_pooled`), and an LSTM decoder
+conditioned on a latent vector, with batched greedy and beam-search decoding (:class:`LatentDecoder`).
 
 Decoding never writes padding or the unknown word. A subclass sets ``self.embedding`` (word embeddings, padding index ``PAD``) and calls
 :meth:`LatentDecoder.build_decoder`. The decoder's initial state is a function of the latent ``z`` and
@@ -8,6 +9,7 @@ every input step is the previous word's embedding with ``z`` beside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -15,6 +17,26 @@ from torch import nn
 from torch.nn import functional as F
 
 from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK
+
+
+def pad_ids(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
+    """A batch of token-id lists, right-padded with ``PAD``."""
+    width = max(len(s) for s in seqs)
+    return torch.tensor([list(s) + [PAD] * (width - len(s)) for s in seqs], dtype=torch.long)
+
+
+def mean_pooled(embedding: nn.Embedding, lstm: nn.LSTM, drop: nn.Module, ids: torch.Tensor,
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The bidirectional LSTM's states over a padded batch, their mean over the real tokens, and the mask:
+    ``(h, states, mask)``."""
+    mask = ids != PAD
+    lengths = mask.sum(dim=1).clamp(min=1)
+    packed = nn.utils.rnn.pack_padded_sequence(drop(embedding(ids)), lengths.cpu(), batch_first=True,
+                                               enforce_sorted=False)
+    out, _ = lstm(packed)
+    states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
+    h = (states * mask.unsqueeze(-1)).sum(dim=1) / lengths.unsqueeze(-1)
+    return h, states, mask
 
 
 class LatentDecoder(nn.Module):

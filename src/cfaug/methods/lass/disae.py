@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from cfaug.methods.lass.decoding import LatentDecoder
+from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled
 from cfaug.methods.lass.vocab import PAD
 
 
@@ -96,13 +96,7 @@ class DisAE(LatentDecoder):
     # -- encoding -----------------------------------------------------------------------------------
     def encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(z_e, z_c) of a padded batch of token ids (batch x time)."""
-        mask = ids != PAD
-        lengths = mask.sum(dim=1).clamp(min=1)
-        packed = nn.utils.rnn.pack_padded_sequence(self.drop(self.embedding(ids)), lengths.cpu(), batch_first=True,
-                                                   enforce_sorted=False)
-        out, _ = self.encoder(packed)
-        states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
-        h = (states * mask.unsqueeze(-1)).sum(dim=1) / lengths.unsqueeze(-1)
+        h, states, mask = mean_pooled(self.embedding, self.encoder, self.drop, ids)
         return self.sentiment_head(h, states, mask), self.content_head(h, states, mask)
 
     def sentiment(self, z_e: torch.Tensor) -> torch.Tensor:

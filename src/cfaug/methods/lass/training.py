@@ -21,8 +21,9 @@ from typing import Any
 import torch
 
 from cfaug.data.paired import TextPair, sentiment_polarity
+from cfaug.methods.lass.decoding import pad_ids
 from cfaug.methods.lass.disae import DisAE, DisAEConfig, LossWeights, annealed_weights
-from cfaug.methods.lass.vocab import PAD, WordVocab
+from cfaug.methods.lass.vocab import WordVocab
 from cfaug.training.context import FitContext
 from cfaug.training.loop import LoopResult, save_state, seed_everything, train_loop
 
@@ -81,15 +82,10 @@ class TrainSettings:
     pretrain_lr: float = 2e-3
 
 
-def _pad(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    return torch.tensor([list(s) + [PAD] * (width - len(s)) for s in seqs], dtype=torch.long)
-
-
 def _pair_batch(batch: Sequence[tuple[list[int], list[int]]], device: Any,
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded positive ids, padded negative ids and their labels (1 and 0) of encoded pairs, on ``device``."""
-    pos, neg = _pad([b[0] for b in batch]).to(device), _pad([b[1] for b in batch]).to(device)
+    pos, neg = pad_ids([b[0] for b in batch]).to(device), pad_ids([b[1] for b in batch]).to(device)
     ones = torch.ones(len(batch), dtype=torch.long, device=device)
     return pos, neg, ones, 1 - ones
 
@@ -174,7 +170,7 @@ def _pretrain(model: DisAE, vocab: WordVocab, corpus: Sequence[tuple[str, int]],
 
     def step(m: DisAE, batch: list[tuple[list[int], int]]) -> torch.Tensor:
         device = m.label_vectors.device
-        parts = m.corpus_losses(_pad([b[0] for b in batch]).to(device),
+        parts = m.corpus_losses(pad_ids([b[0] for b in batch]).to(device),
                                 torch.tensor([b[1] for b in batch], dtype=torch.long, device=device))
         return parts["rec"] + parts["emo"]
 
@@ -208,8 +204,8 @@ def reproduce(model: DisAE, vocab: WordVocab, content: Sequence[str], sentiment:
     device = model.label_vectors.device
     out: list[str] = []
     for k in range(0, len(content), batch_size):
-        c = _pad([vocab.encode(t, max_tokens) for t in content[k: k + batch_size]]).to(device)
-        e = _pad([vocab.encode(t, max_tokens) for t in sentiment[k: k + batch_size]]).to(device)
+        c = pad_ids([vocab.encode(t, max_tokens) for t in content[k: k + batch_size]]).to(device)
+        e = pad_ids([vocab.encode(t, max_tokens) for t in sentiment[k: k + batch_size]]).to(device)
         out += [vocab.decode(ids) for ids in model.generate(model.transfer(c, e), max_tokens=max_tokens, beam=beam)]
     return out
 
