@@ -281,7 +281,6 @@ def main() -> int:
 
     from cfaug.evaluate.downstream.opinion_summarization import read_groups
 
-    start = time.perf_counter()
     corpus = make_corpus(Path(args.data), args)
     pairs = make_pairs(log)
     model = WORK / "model"
@@ -316,11 +315,15 @@ def main() -> int:
     rouge_drop = results["corpus"]["rougeL"] - results["lass"]["rougeL"]
 
     d = info["facts"]["disae"]
+    stage_minutes = (pairs["seconds"] + info["seconds"] + paper["seconds"] + produce["seconds"]
+                     + sum(r["train_seconds"] for r in results.values())) / 60
+    outputs = [json.loads(x) for x in (WORK / "lass_output.jsonl").read_text(encoding="utf-8").splitlines()[:400]]
+    kept_rows = [r for r in outputs if r["meta"]["passed"]][:10]
     lines = ["# LASS on 2 CPU cores: pairs, Dis-AE, mass reproduction, summaries", "",
              f"Command: `python bench/lass.py {' '.join(sys.argv[1:])}`".rstrip(), "",
              f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}, torch "
-             f"{torch.__version__}; run on {time.strftime('%Y-%m-%d')}; this run's stages took "
-             f"{(time.perf_counter() - start) / 60:.0f} min (cached stages count zero).", "",
+             f"{torch.__version__}; run on {time.strftime('%Y-%m-%d')}. Time of the stages as measured when each "
+             f"ran: {stage_minutes:.0f} min in all.", "",
              "## Data", "",
              f"Yelp review sentences (3-30 tokens, {corpus['sentences_available']:,} available). Skewed corpus: "
              f"{corpus['corpus_rows']:,} sentences, {corpus['corpus_positive']:,} positive and "
@@ -354,7 +357,10 @@ def main() -> int:
               f"({produce['candidates_per_s']} candidates/s). Failed: fluency {produce['failed']['fluency']:,}, "
               f"judge {produce['failed']['flip']:,}, unchanged {produce['failed']['changed']:,}. The evaluation "
               f"classifier calls **{kept_negative:.1%}** of the kept sentences negative.", "",
-              "## Cost of 100,000 counterfactuals", ""]
+              "Ten kept reproductions (content parent -> output; the sentiment parent is another corpus sentence):", ""]
+    lines += [f"- \"{r['original_text']}\" -> \"{r['text']}\" (perplexity {r['meta']['ppl']}, judge "
+              f"{r['meta']['judge']['target_prob']})" for r in kept_rows]
+    lines += ["", "## Cost of 100,000 counterfactuals", ""]
     lines += cost_table(pairs, info, produce)
     lines += ["", "## Opinion summarization", "",
               f"{len(groups)} Yelp groups with gold summaries ({', '.join(GROUP_FILES)}); "

@@ -60,6 +60,7 @@ def test_training_saves_disae_filters_and_parents(model):
     facts = info["facts"]
     assert facts["disae"]["pairs"] == 24 and facts["disae"]["pretraining"]["texts"] == 48
     assert facts["filters"]["max_ppl"] > 1 and "quantile" in facts["filters"]["rule"]
+    assert facts["filters"]["judge_training_texts"] == 48
     parents = [json.loads(x) for x in (folder / "parents.jsonl").read_text().splitlines()]
     assert len(parents) == 48 and {p["group"] for p in parents} == {"g0", "g1", "g2"}
     assert {"disae.pt", "vocab.json", "lm.pkl", "judge.pkl", "pretrain.pt", "checkpoint.pt"} <= {
@@ -105,3 +106,14 @@ def test_paper_preset_needs_pairs():
         build_method("lass", {}, preset="paper")
     m = build_method("lass", {"pairs": "x.tsv"}, preset="paper")
     assert m.config.pretrain_epochs == 0 and m.config.beam == 4
+
+
+def test_the_judge_learns_from_as_many_texts_of_each_label():
+    from cfaug.data.records import Record
+    from cfaug.methods.lass.method import _balanced
+
+    corpus = [(Record(f"p{i}", {"text": "good"}, "positive"), 1) for i in range(9)] + \
+             [(Record(f"n{i}", {"text": "bad"}, "negative"), 0) for i in range(3)]
+    rows = _balanced(corpus, seed=0)
+    assert sorted(k for _, k in rows) == [0, 0, 0, 1, 1, 1]
+    assert {r.id for r, k in rows if k == 0} == {"n0", "n1", "n2"} and rows == _balanced(corpus, seed=0)

@@ -34,9 +34,9 @@ from cfaug.data.paired import read_pairs, sentiment_polarity
 from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
-from cfaug.filters.builtin import normalise
 from cfaug.judges.builtin import judge_input
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
+from cfaug.judges.similarity import tokenize
 from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
@@ -88,6 +88,9 @@ class LASSConfig:
     judge_data: str | None = param(None, "judge=tfidf: labelled data to train the judge on", fit=True)
     judge_model: str | None = param(None, "judge=hf: local sequence classifier folder", fit=True)
     judge_labels: str | None = param(None, "judge=hf: its labels in output order", fit=True)
+    judge_balance: bool = param(True, "judge=tfidf trained on the corpus: an equal number of texts of each label (a "
+                                "seeded sample of the larger side), so a skewed corpus does not bias it toward the "
+                                "frequent label", fit=True)
     min_target_prob: float = param(0.5, "the judge's probability of the target that counts as the target sentiment",
                                    min=0.0, max=1.0)
     require_flip: bool = param(True, "drop reproductions the judge does not give the target (the paper's filter)")
@@ -185,11 +188,13 @@ class LASS(Method):
             jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
             judge = build_judge(self.judge_spec, jctx)
             if spec_name(self.judge_spec, "judges")[0].startswith("tfidf") and not c.judge_data:
-                judge.fit([judge_input(r.fields, task.roles) for r, _ in corpus], [str(r.label) for r, _ in corpus])
+                rows = _balanced(corpus, ctx.seed) if c.judge_balance else corpus
+                judge.fit([judge_input(r.fields, task.roles) for r, _ in rows], [str(r.label) for r, _ in rows])
+                facts["judge_training_texts"] = len(rows)
             with open(ctx.path(JUDGE_FILE), "wb") as fh:
                 pickle.dump(judge, fh)
             info = {"max_ppl": float(threshold), "rule": rule, "lm": lm.describe(),
-                    "judge": getattr(judge, "name", "judge")}
+                    "judge": getattr(judge, "name", "judge"), **facts}
             ctx.path(FILTER_FILE).write_text(json.dumps(info, indent=1))
         facts["filters"] = json.loads(ctx.path(FILTER_FILE).read_text())
         return facts
@@ -285,7 +290,7 @@ class LASS(Method):
                             "judge": {"name": getattr(self.judge, "name", "judge"),
                                       "target_prob": round(target_prob, 4)},
                             "confidence": round(target_prob, 4)})
-            changed = normalise(text) != normalise(item.record.text())
+            changed = tokenize(text) != tokenize(item.record.text())
             verdicts: dict[str, bool | None] = {"changed": changed}
             notes = {} if changed else {"changed": "the reproduction equals the content parent"}
             if c.require_fluent:
@@ -302,3 +307,14 @@ class LASS(Method):
 
     def close(self) -> None:
         self.model = None
+
+
+def _balanced(corpus: list[tuple[Record, int]], seed: int) -> list[tuple[Record, int]]:
+    """The same number of texts of each class: all of the smaller class, a seeded sample of the others."""
+    by_class: dict[int, list[tuple[Record, int]]] = defaultdict(list)
+    for row in corpus:
+        by_class[row[1]].append(row)
+    n = min(len(v) for v in by_class.values())
+    rng = random.Random(seed)
+    return [row for k in sorted(by_class) for row in (by_class[k] if len(by_class[k]) == n
+                                                      else rng.sample(by_class[k], n))]
