@@ -21,3 +21,11 @@ def test_decode_stops_at_the_end_and_reads_as_text():
 
 def test_detokenize_brackets_and_punctuation():
     assert detokenize(["the", "fries", "(", "cold", ")", "were", "bad", "!"]) == "the fries (cold) were bad!"
+
+
+def test_detokenize_joins_clitics_split_by_the_tokenizer():
+    from cfaug.judges.similarity import tokenize
+
+    assert tokenize("it 's great") == ["it", "'", "s", "great"]
+    assert detokenize(tokenize("it 's great and i 'm back , they 've won")) == "it's great and i'm back, they've won"
+    assert detokenize(tokenize("do n't go")) == "don't go"

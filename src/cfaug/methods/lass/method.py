@@ -303,6 +303,9 @@ class LASS(Method):
                     notes["flip"] = f"the judge gives the target {target_prob:.2f}"
             record_filters(cf.meta, verdicts, notes)
             results[n].append(cf)
+        for n in {n for n, _, _ in jobs}:
+            if not results[n]:
+                results[n] = NoCounterfactual("the decoder wrote an empty text")
         return results
 
     def close(self) -> None:

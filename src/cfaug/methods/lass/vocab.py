@@ -17,6 +17,7 @@ SPECIALS = ("<pad>", "<unk>", "<s>", "</s>")
 
 _NO_SPACE_BEFORE = re.compile(r" ([.,!?;:%)\]}]|n't|'s|'re|'ve|'ll|'d|'m)(?=\s|$)")
 _NO_SPACE_AFTER = re.compile(r"([(\[{$]) ")
+_SPLIT_CLITIC = re.compile(r" ' (s|m|re|ve|ll|d)(?=\s|$)")
 
 
 class WordVocab:
@@ -64,8 +65,8 @@ class WordVocab:
 
 def detokenize(words: Sequence[str]) -> str:
     """Join tokens with spaces, then remove the spaces English does not put before closing punctuation
-    and clitics ("good ." -> "good.", "do n't" -> "don't") or after opening brackets."""
-    text = " ".join(words)
+    and clitics ("good ." -> "good.", "do n't" -> "don't", "it ' s" -> "it's") or after opening brackets."""
+    text = _SPLIT_CLITIC.sub(r"'\1", " ".join(words))  # "it ' s" (a tokenized "it 's") -> "it's"
     text = _NO_SPACE_BEFORE.sub(r"\1", text)
     text = _NO_SPACE_BEFORE.sub(r"\1", text)  # "it 's ." needs two passes
     return _NO_SPACE_AFTER.sub(r"\1", text)
