@@ -24,7 +24,7 @@ Stages (each cached under ``bench/_work/lass/``; a rerun skips what is done, ``-
    level, ROUGE-1/2/L, and the line ``negative_precision_gain=<points>`` (LASS versus the corpus alone,
    summary level).
 
-    python bench/lass.py                      # the documented run (about 90 minutes on 2 cores)
+    python bench/lass.py --table4             # the documented run (about 50 minutes on 2 cores)
     python bench/lass.py --quick              # a smoke run of every stage (a few minutes)
 
 Writes ``bench/lass.results.md`` (``--out``).
