@@ -2,9 +2,9 @@
 share: padding of token ids, the BiMeanVAE-style encoder pass (:func:`mean_pooled`), and an LSTM decoder
 conditioned on a latent vector, with batched greedy and beam-search decoding (:class:`LatentDecoder`).
 
-Decoding never writes padding or the unknown word. A subclass sets ``self.embedding`` (word embeddings, padding index ``PAD``) and calls
-:meth:`LatentDecoder.build_decoder`. The decoder's initial state is a function of the latent ``z`` and
-every input step is the previous word's embedding with ``z`` beside it.
+Decoding never writes padding or the unknown word. A subclass sets ``self.embedding`` (word embeddings,
+padding index ``PAD``) and calls :meth:`LatentDecoder.build_decoder`. The decoder's initial state is a
+function of the latent ``z`` and every input step is the previous word's embedding with ``z`` beside it.
 """
 
 from __future__ import annotations

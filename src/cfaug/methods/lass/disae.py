@@ -23,12 +23,14 @@ content. ``alpha``, ``beta``, ``gamma`` are annealed from 0 (see :func:`annealed
 
 Generation (:meth:`DisAE.generate`) decodes ``[z~_e of one text ; z_c of another]``: the content of a
 positive review with the sentiment of a negative one is a negative version of the positive review.
-Greedy decoding runs batched; ``beam > 1`` runs a beam search per text (the paper: beam 4, 70 tokens).
+Greedy decoding and, with ``beam > 1``, beam search run over all rows of a batch at once (the paper: beam 4,
+70 tokens); both live in :class:`~cfaug.methods.lass.decoding.LatentDecoder`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import torch
 from torch import nn
 from torch.nn import functional as F

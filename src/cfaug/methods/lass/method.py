@@ -59,7 +59,8 @@ class LASSConfig:
     epochs: int = param(10, "Dis-AE epochs over the pairs", min=1, fit=True)
     pretrain_epochs: int = param(3, "epochs of reconstruction and sentiment over the training corpus before the "
                                  "pairs (0 = the paper: pairs only)", min=0, fit=True)
-    pretrain_max: int = param(100000, "at most this many corpus texts for pretraining (a seeded sample)", min=1, fit=True)
+    pretrain_max: int = param(100000, "at most this many corpus texts for pretraining (a seeded sample)", min=1,
+                              fit=True)
     batch_size: int = param(64, "pairs (texts, when pretraining) per optimiser step", min=1, fit=True)
     lr: float = param(1e-3, "Adam learning rate on the pairs, decayed linearly to 0 (the paper: 5e-4)", min=1e-7,
                       fit=True)
@@ -265,7 +266,8 @@ class LASS(Method):
             for k in range(c.candidates):
                 parent = self._parent(item, target, rng)
                 if parent is None:
-                    results[n] = NoCounterfactual(f"the training corpus has no {target} text to take the sentiment from")
+                    results[n] = NoCounterfactual(f"the training corpus has no {target} text to take the sentiment "
+                                                  "from")
                     break
                 jobs.append((n, parent, k))
         if not jobs:

@@ -175,8 +175,8 @@ def _pretrain(model: DisAE, vocab: WordVocab, corpus: Sequence[tuple[str, int]],
         return parts["rec"] + parts["emo"]
 
     return train_loop(model, examples, step, ctx, epochs=s.pretrain_epochs, batch_size=s.batch_size,
-                      optimizer=optimizer, grad_clip=s.grad_clip, name="Dis-AE pretraining on the corpus", checkpoint="pretrain.pt",
-                      lengths=[len(e[0]) for e in examples])
+                      optimizer=optimizer, grad_clip=s.grad_clip, name="Dis-AE pretraining on the corpus",
+                      checkpoint="pretrain.pt", lengths=[len(e[0]) for e in examples])
 
 
 def save_disae(model: DisAE, folder: Path) -> None:
