@@ -357,9 +357,9 @@ def main() -> int:
         lines += ["", f"Samples, {label} (positive side -> reconstruction with the negative side's sentiment):", ""]
         lines += [f"- \"{a}\" -> \"{b}\"" for a, b in r["samples"]]
     lines += ["", "## Mass production", "",
-              f"{produce['inputs']:,} positive corpus sentences rewritten to negative (beam 4, batches of 256, one "
-              f"process): {produce['candidates']:,} candidates, {produce['kept']:,} kept after both filters in "
-              f"{produce['seconds']:.0f} s: **{produce['filtered_per_s']} filtered sentences/s** "
+              f"{produce['inputs']:,} positive corpus sentences rewritten to negative (beam 4, batches of 256, "
+              f"the default 2 worker processes): {produce['candidates']:,} candidates, {produce['kept']:,} kept "
+              f"after both filters in {produce['seconds']:.0f} s: **{produce['filtered_per_s']} filtered sentences/s** "
               f"({produce['candidates_per_s']} candidates/s). Failed: fluency {produce['failed']['fluency']:,}, "
               f"judge {produce['failed']['flip']:,}, unchanged {produce['failed']['changed']:,}. The evaluation "
               f"classifier calls **{kept_negative:.1%}** of the kept sentences negative.", "",
