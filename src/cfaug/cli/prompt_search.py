@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         if temperature is not None:
             run_params["temperature"] = temperature
         rows = [{"id": r.id, "text": r.text(), "label": r.label} for r in items]
-        _, outs = run_augment(rows, "lass-pairs", run_dir=out / "runs" / f"{pid}-{sample}", progress=False,
+        which = hashlib.sha256("\0".join(r.id for r in items).encode()).hexdigest()[:8]  # one run per input
+        _, outs = run_augment(rows, "lass-pairs", run_dir=out / "runs" / f"{pid}-{sample}-{which}", progress=False,
                               seed=args.seed + sample, params=run_params)
         by_id = {o["source_id"]: o["text"] for o in outs}
         return [by_id.get(r.id, "") for r in items]
