@@ -11,8 +11,8 @@ LASS issue's training-time target (30 minutes on 2 CPU cores).
     python bench/lass_disae.py --sentences 1000 --epochs 1
     python bench/lass_disae.py --sizes large --epochs 8 --out bench/lass_disae_8epochs.results.md
 
-Writes ``bench/lass_disae.results.md``. This is the size study only; the full LASS benchmark (pairs
-from a large model, filters, the summarization test) is not here yet.
+Writes ``bench/lass_disae.results.md``. This is the size study only (pairs only, as the paper trains
+Dis-AE); the full LASS benchmark is ``bench/lass.py``.
 """
 
 from __future__ import annotations
