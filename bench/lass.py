@@ -217,15 +217,14 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     return scores
 
 
-def cost_table(pairs_facts: dict[str, Any], train_info: dict[str, Any], produce: dict[str, Any]) -> list[str]:
+def cost_table(train_info: dict[str, Any], produce: dict[str, Any]) -> list[str]:
     from cfaug.llm.templates import load_prompt
 
     prompt = load_prompt("lass-pairs-sentiment.v1")
     # tokens: about 4 characters per token (English); the prompt shown with 5 demonstrations of the shipped
     # CAD pairs (mean length) and one Yelp sentence
-    demo_rows = read_tsv(REPO / "src" / "cfaug" / "resources" / "demonstrations" / "cad_imdb_pairs.tsv") \
-        if (REPO / "src" / "cfaug" / "resources" / "demonstrations" / "cad_imdb_pairs.tsv").exists() else []
-    demo_chars = sum(len(r["Text"]) for r in demo_rows) / max(1, len(demo_rows))
+    demo_rows = read_tsv(REPO / "src" / "cfaug" / "resources" / "demonstrations" / "cad_imdb_pairs.tsv")
+    demo_chars = sum(len(r["Text"]) for r in demo_rows) / len(demo_rows)
     sentence_chars = 75
     tokens_in = (len(prompt.source) + 10 * demo_chars + sentence_chars) / 4
     tokens_out = sentence_chars / 4 + 6
@@ -367,7 +366,7 @@ def main() -> int:
     lines += [f"- \"{r['original_text']}\" -> \"{r['text']}\" (perplexity {r['meta']['ppl']}, judge "
               f"{r['meta']['judge']['target_prob']})" for r in kept_rows]
     lines += ["", "## Cost of 100,000 counterfactuals", ""]
-    lines += cost_table(pairs, info, produce)
+    lines += cost_table(info, produce)
     lines += ["", "## Opinion summarization", "",
               f"{len(groups)} Yelp groups with gold summaries ({', '.join(GROUP_FILES)}); "
               f"{results['corpus']['negative_groups']} negative by their gold summaries. Summarizer: BiMeanVAE-style "

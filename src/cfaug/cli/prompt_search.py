@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -87,11 +88,19 @@ def _proxy(train: str, min_similarity: float) -> Any:
         probs = judge.predict_proba(list(outs))
         return [float(p[list(judge.labels).index(t)]) if t in judge.labels else 0.0 for p, t in zip(probs, targets)]
 
-    def similarity(a: Any, b: Any) -> list[float]:
-        va, vb = encoder.encode(list(a)), encoder.encode(list(b))
-        return [float(x @ y) for x, y in zip(va, vb)]
+    vectors: dict[str, Any] = {}  # the evaluation reviews come back at every position and step: encode once
 
-    return ProxyScorer(target_prob, similarity, lm.perplexity, min_similarity=min_similarity)
+    def embed(texts: list[str]) -> list[Any]:
+        new = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if new:
+            vectors.update(zip(new, encoder.encode(new)))
+        return [vectors[t] for t in texts]
+
+    def similarity(a: Any, b: Any) -> list[float]:
+        return [float(x @ y) for x, y in zip(embed(list(a)), embed(list(b)))]
+
+    return ProxyScorer(target_prob, similarity, functools.lru_cache(maxsize=None)(lm.perplexity),
+                       min_similarity=min_similarity)
 
 
 def run(args: argparse.Namespace) -> int:

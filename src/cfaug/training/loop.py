@@ -87,9 +87,9 @@ def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[An
     ``optimizer`` defaults to Adam with ``lr`` and ``weight_decay``; ``scheduler`` (optional) steps once
     per batch. With ``evaluate``, the best epoch's weights are restored at the end and ``patience`` epochs
     without improvement stop early. With ``lengths`` (one per example), batches group examples of similar
-    length (:func:`bucketed_batches`), which saves the padding of sequence models. ``on_epoch(epoch, model)`` runs after each epoch (e.g. to anneal loss
-    weights); it must depend on the epoch only, so that a resumed run behaves the same. The model is
-    moved to ``ctx.device``.
+    length (:func:`bucketed_batches`), which saves the padding of sequence models. ``on_epoch(epoch, model)``
+    runs after each epoch (e.g. to anneal loss weights); it must depend on the epoch only, so that a resumed
+    run behaves the same. The model is moved to ``ctx.device``.
     """
     import torch
 
@@ -159,10 +159,10 @@ def train_loop(model: Any, examples: Sequence[Any], step: Callable[[Any, list[An
                 stale += 1
         result.history.append(entry)
         save_state(ckpt_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                          "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                          "torch_rng": torch.get_rng_state(), "epoch": epoch + 1, "stale": stale,
-                          "history": result.history, "best_score": result.best_score,
-                          "best_epoch": result.best_epoch, "best_state": best_state})
+                               "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                               "torch_rng": torch.get_rng_state(), "epoch": epoch + 1, "stale": stale,
+                               "history": result.history, "best_score": result.best_score,
+                               "best_epoch": result.best_epoch, "best_state": best_state})
         bar.update(1)
         bar.set_postfix({k: round(v, 4) for k, v in entry.items() if k != "epoch"})
         ctx.log(f"{name}: epoch {epoch + 1}/{epochs} loss {entry['loss']:.4f}"

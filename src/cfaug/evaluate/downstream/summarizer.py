@@ -118,7 +118,11 @@ def load_summarizer(folder: str | Path, device: str = "cpu") -> tuple[MeanVAE, W
     saved = torch.load(folder / MODEL_FILE, map_location=device, weights_only=True)
     s = SummarizerSettings(**saved["settings"])
     model = MeanVAE(saved["sizes"]["vocab_size"], s)
-    model.load_state_dict(saved["state"], strict=False)
+    missing, unexpected = model.load_state_dict(saved["state"], strict=False)
+    missing = sorted(set(missing) - {"steps"})  # the step count is training state, not saved
+    if missing or unexpected:
+        raise ValueError(f"{folder / MODEL_FILE} does not match the summarizer: missing {missing}, "
+                         f"unexpected {sorted(unexpected)}")
     return model.to(device).eval(), WordVocab.load(folder / VOCAB_FILE)
 
 

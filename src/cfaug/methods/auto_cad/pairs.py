@@ -16,6 +16,7 @@ from typing import Any
 from cfaug.data.paired import read_pairs, sentiment_polarity
 from cfaug.methods.auto_cad.text import tokenize
 
+
 def mine_pairs(path: str | Path, *, text_col: str | None = None, label_col: str | None = None,
                pair_col: str | None = None) -> dict[str, Counter[str]]:
     """Return ``{word: Counter(replacement -> count)}`` from a paired counterfactual file.
