@@ -20,7 +20,7 @@ from cfaug.data.records import Record
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 
-FORMATS = ("csv", "tsv", "jsonl", "parquet", "hf")
+FORMATS = ("csv", "tsv", "jsonl", "parquet", "hf", "aste")
 DEFAULT_MAX_CHARS = 100_000
 
 csv.field_size_limit(sys.maxsize)
@@ -121,6 +121,8 @@ def detect_format(path: str | os.PathLike[str], fmt: str | None = None, flag: st
             return "jsonl"
         if s == "pq":
             return "parquet"
+        if s == "txt":
+            return "aste"
     raise DataError(f"{path}: cannot tell the format from the name; pass {flag} ({', '.join(FORMATS)})")
 
 
@@ -378,6 +380,29 @@ def _iter_jsonl(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, An
     return columns, rows()
 
 
+def _iter_aste(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
+    """Rows of an ASTE-Data-V2 file (``sentence####triplets`` per line, see :mod:`cfaug.data.aste`): columns
+    ``text`` and ``label``; the label is checked by the ``aste`` task, a line without ``####`` is a problem."""
+    from cfaug.data.aste import SEPARATOR
+
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        raise DataError(f"{path}: the file is empty; expected lines 'sentence{SEPARATOR}[(aspect, opinion, polarity), ...]'")
+
+    def rows() -> Iterator[tuple[int, dict[str, Any] | str]]:
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            if SEPARATOR not in line:
+                yield n, f"no {SEPARATOR!r} between the sentence and its triplets (ASTE-Data-V2 lines)"
+                continue
+            sentence, label = line.rsplit(SEPARATOR, 1)
+            yield n, {"text": " ".join(sentence.split()), "label": label.strip()}
+
+    return ["text", "label"], rows()
+
+
 def _iter_table(rows: Sequence[dict[str, Any]], columns: list[str]) -> tuple[list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
     return columns, ((i, dict(r)) for i, r in enumerate(rows, start=1))
 
@@ -407,6 +432,8 @@ def open_rows(source: Any, fmt: str | None) -> tuple[str, list[str], Iterator[tu
         cols, it = _iter_delimited(path, "\t")
     elif kind == "jsonl":
         cols, it = _iter_jsonl(path)
+    elif kind == "aste":
+        cols, it = _iter_aste(path)
     elif kind == "parquet":
         import pandas as pd
 
@@ -546,7 +573,11 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
         rid = str(rownum)
     used = set(schema.columns())
     meta = {k: v for k, v in row.items() if k not in used and k is not None}
-    return None, Record(id=rid, fields=fields, label=label, meta=_jsonable_row(meta))
+    record = Record(id=rid, fields=fields, label=label, meta=_jsonable_row(meta))
+    problem = task.check_record(record)
+    if problem:
+        return f"{problem} (column {schema.label_col!r})", None
+    return None, record
 
 
 def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -582,6 +613,10 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt
                 fh.write(json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False) + "\n")
         os.replace(tmp, path)
         return
+    if kind == "aste":
+        _write_aste_rows(rows, tmp, cols)
+        os.replace(tmp, path)
+        return
     flat = [{c: _flat(r.get(c)) for c in cols} for r in rows]
     if kind in ("csv", "tsv"):
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
@@ -600,6 +635,23 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt
         # from_dict keeps the columns when there are no rows; datasets cannot reload a 0-shard save
         table = hf.Dataset.from_dict({c: [r[c] for r in flat] for c in cols})
         table.save_to_disk(str(path), num_shards=1 if not flat else None)
+
+
+def _write_aste_rows(rows: Sequence[dict[str, Any]], path: Path, cols: Sequence[str]) -> None:
+    """ASTE-Data-V2 lines from rows: the text is the first column named like a text column (``text``,
+    ``sentence``...), the triplets the ``label`` column (or the first label-like column); other columns are
+    dropped, as the format has no room for them (write JSONL to keep them)."""
+    from cfaug.data.schema import LABEL_NAMES, TEXT_NAMES
+    from cfaug.data.aste import SEPARATOR
+
+    text_col = next((c for c in TEXT_NAMES if c in cols), cols[0] if cols else None)
+    label_col = next((c for c in LABEL_NAMES if c in cols), None)
+    if text_col is None or label_col is None:
+        raise DataError(f"{path}: ASTE lines need a text and a label column (columns: {', '.join(cols) or 'none'})")
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            sentence = " ".join(str(r.get(text_col) or "").split())
+            fh.write(f"{sentence}{SEPARATOR}{r.get(label_col) or '[]'}\n")
 
 
 def _flat(value: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, STYLE_ALIASES, LabelSpace
+from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, STYLE_ALIASES, LabelError, LabelSpace
 from cfaug.data.records import Record
 from cfaug.registry import Registry
 
@@ -43,6 +43,10 @@ class Task:
     def describe_label(self, label: str) -> str:
         """A phrase naming a label inside a prompt."""
         return label
+
+    def check_record(self, record: Record) -> str | None:
+        """Why ``record``'s label cannot belong to its text (None when it can). Readers reject such rows."""
+        return None
 
     def polarity(self, label: str | None) -> str | None:
         """``positive`` / ``negative`` when the label carries a sentiment polarity, else None."""
@@ -140,11 +144,59 @@ class StyleTask(Task):
         self.label_space = LabelSpace(self.styles, STYLE_ALIASES)
 
 
+class TripletLabelSpace(LabelSpace):
+    """The open label space of ASTE: any list of (aspect, opinion, polarity) triplets. ``canonical`` accepts
+    the ASTE-Data-V2 spelling, its JSON form or a parsed list and returns the canonical spelling
+    (:func:`cfaug.data.aste.format_triplets`)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def canonical(self, raw: object) -> str:
+        from cfaug.data.aste import AsteFormatError, format_triplets, parse_triplets
+
+        if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "nan", "none", "null")):
+            raise LabelError("missing label")
+        try:
+            return format_triplets(parse_triplets(raw))
+        except AsteFormatError as exc:
+            raise LabelError(f"invalid triplet label: {exc}") from None
+
+    def surface(self, label: str) -> str:
+        return label
+
+
+@dataclass
+class AsteTask(Task):
+    """Aspect sentiment triplet extraction: the text is a tokenized sentence (tokens split on spaces) and the
+    label its (aspect, opinion, polarity) triplets with token spans (:mod:`cfaug.data.aste`). Augmentation
+    writes new sentences for a label rather than flipping it, so each record's target is its own label
+    (a method may attach another label from its pool; the output row carries the label actually used)."""
+
+    name: str = "aste"
+    label_space: LabelSpace = field(default_factory=TripletLabelSpace)
+
+    def targets(self, record: Record) -> list[str]:
+        return [record.label] if record.label is not None else []
+
+    def opposite(self, record: Record) -> list[str]:
+        return self.targets(record)
+
+    def check_record(self, record: Record) -> str | None:
+        from cfaug.data.aste import check_triplets, parse_triplets
+
+        if record.label is None:
+            return None
+        return check_triplets(record.text().split(), parse_triplets(record.label))
+
+
 #: task classes by versioned name; ``make_task`` builds them by bare name
 TASKS: Registry[type[Task]] = Registry("task")
 TASKS.register("sentiment.v1", "binary sentiment (negative/positive); the flip is the other label")(SentimentTask)
 TASKS.register("rating.v1", "ordered ratings (--levels); the flip mirrors the rating")(RatingTask)
 TASKS.register("nli.v1", "premise + hypothesis; every other relation; --edit-side picks the field")(NLITask)
+TASKS.register("aste.v1", "aspect sentiment triplets with token spans (ASTE-Data-V2 lines); augmentation keeps "
+               "the label")(AsteTask)
 TASKS.register("style.v1", "style transfer (--levels names the styles); the judge scores style strength")(StyleTask)
 
 

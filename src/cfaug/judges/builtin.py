@@ -147,3 +147,6 @@ def training_provenance(path: str, records: Sequence[Any]) -> dict[str, Any]:
     from cfaug.data.fingerprint import hash_source
 
     return {"train_data": str(path), "train_data_sha256": hash_source(path), "train_rows": len(records)}
+
+
+import cfaug.judges.aste_discriminators  # noqa: E402,F401  (registers t2s-fluency.v1, t2s-alignment.v1)

@@ -7,6 +7,7 @@ from cfaug.methods import zero_shot  # noqa: E402,F401  (registers zero-shot.v1)
 from cfaug.methods import compare_generate  # noqa: E402,F401  (registers few-shot, cot, self-refine, opro, compare-generate)
 from cfaug.methods import coba  # noqa: E402,F401  (registers coba.v1)
 from cfaug.methods import lass  # noqa: E402,F401  (registers lass.v1, lass-pairs.v1)
+from cfaug.methods import t2s  # noqa: E402,F401  (registers t2s.v1)
 
 __all__ = ["METHODS", "Method", "Preset", "Resources", "build_method", "method_params"]
 

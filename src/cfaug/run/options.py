@@ -9,7 +9,7 @@ from typing import Any
 from cfaug.config import build_config, param
 from cfaug.data.io import DEFAULT_MAX_CHARS
 
-TASKS = ("sentiment", "rating", "nli", "style")
+TASKS = ("sentiment", "rating", "nli", "style", "aste")
 
 
 @dataclass

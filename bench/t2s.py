@@ -1,0 +1,284 @@
+"""Target-to-source augmentation for ASTE end to end on CPU: the pipeline's cost at a reduced scale, and
+the ASTE model's F1 with and without each augmentation (the paper's Tables 2 and 4, Figures 4 and 5).
+
+Per domain (``14res`` with Yelp sentences as unlabelled data, ``14lap`` with the SemEval-2016 laptop
+sentences):
+
+1. ``cfaug train t2s --task aste`` on the ASTE-Data-V2 training set (dev set for the extractor's epoch),
+   timed stage by stage; then ``cfaug augment`` with ``--keep-failed`` so that every candidate and its scores
+   are kept (the default selection is the rows that passed).
+2. Augmented sets: T2S (the passing rows); *no PPO* (the same training stage's supervised generator);
+   *templates and labels from the training set only* (``label_source=input template_source=input``);
+   *self-training* (pseudo-labelled pool sentences as augmentation); EDA with the label's terms protected.
+   Mask-then-fill and conditional augmentation need a pretrained masked or infilling language model, which
+   is not available offline: they are reported as not run.
+3. The ASTE model trained here (:class:`cfaug.aste.GridTagger`) on train + each set, ``--seeds`` seeds, test F1
+   mean and standard deviation; Figure 4 (candidates chosen by alignment or fluency score band) and Figure 5
+   (number of augmented sentences) on 14res.
+
+Every stage is cached under ``bench/_work/t2s/``; a rerun skips what is done.
+
+    python bench/t2s.py                      # the documented run
+    python bench/t2s.py --quick              # smoke run: tiny scale, one seed
+
+Writes ``bench/t2s.results.md`` with the lines ``f1_gain_14res=`` and ``f1_gain_14lap=``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "bench" / "_work" / "t2s"
+UNLABELED = {"14res": "yelp-sentences/yelp_sentences.tsv", "14lap": "aste-unlabeled/laptop_semeval16_sentences.txt"}
+
+
+def cfaug(*args: Any, log: Path) -> float:
+    """Run ``python -m cfaug ARGS`` (output to ``log``); returns seconds."""
+    t = time.perf_counter()
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"\n$ cfaug {' '.join(map(str, args))}\n")
+        fh.flush()
+        subprocess.run([sys.executable, "-m", "cfaug", *map(str, args)], check=True, stdout=fh, stderr=fh,
+                       env={**os.environ, "CFAUG_MODEL_STORE": str(WORK / "store"), "HF_HUB_OFFLINE": "1"})
+    return time.perf_counter() - t
+
+
+def cached(path: Path, make: Any) -> Any:
+    if path.exists():
+        return json.loads(path.read_text())
+    value = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=1))
+    return value
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def examples_of(rows: list[dict[str, Any]]) -> list[Any]:
+    from cfaug.data.aste import AsteExample, parse_triplets
+
+    return [AsteExample(tuple(r["text"].split()), parse_triplets(r["label"]), id=str(k)) for k, r in enumerate(rows)]
+
+
+def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> dict[str, Any]:
+    """Train t2s and generate, timed; returns facts."""
+    d = WORK / domain
+    d.mkdir(parents=True, exist_ok=True)
+    src = data / "aste-v2" / domain
+    model = d / "model"
+    params = ["-p", f"unlabeled={data / UNLABELED[domain]}", "-p", f"unlabeled_max={args.unlabeled}",
+              "-p", f"dev_data={src / 'dev_triplets.txt'}", "-p", f"ppo_steps={args.ppo_steps}",
+              "-p", f"generator_epochs={args.generator_epochs}", "-p", f"mixed_pairs={args.mixed_pairs}"]
+    gen = ["-p", f"candidates={args.candidates}", "-p", f"keep={args.keep}"]
+
+    def train() -> dict[str, Any]:
+        seconds = cfaug("train", "t2s", "--task", "aste", "--train-data", src / "train_triplets.txt", "-o", model,
+                        "--no-progress", "--seed", "0", *params, log=log)
+        return {"seconds": round(seconds, 1)}
+
+    facts: dict[str, Any] = {"train": cached(d / "train.json", train)}
+    facts["stages"] = json.loads((model / "stages.json").read_text())
+
+    def augment(name: str, model_dir: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+        out = d / f"{name}.jsonl"
+        seconds = cfaug("augment", src / "train_triplets.txt", "--task", "aste", "--method", "t2s", "--model",
+                        model_dir, "-o", out, "--keep-failed", "--no-progress", "--seed", "0", "--run-dir",
+                        d / f"run-{name}", "--overwrite", *params, *gen, *extra, log=log)
+        rows = read_rows(out)
+        return {"seconds": round(seconds, 1), "candidates": len(rows),
+                "passed": sum(1 for r in rows if r["meta"].get("passed"))}
+
+    facts["t2s"] = cached(d / "aug-t2s.json", lambda: augment("t2s", model))
+    nosl = d / "model-no-ppo"
+    if not nosl.exists():
+        shutil.copytree(model, nosl, ignore=shutil.ignore_patterns("ppo", "generator_ckpt", "extractor_ckpt"))
+        shutil.rmtree(nosl / "generator")
+        shutil.copytree(model / "generator_sl", nosl / "generator")
+    facts["no_ppo"] = cached(d / "aug-no-ppo.json", lambda: augment("no-ppo", nosl))
+    facts["train_only"] = cached(d / "aug-train-only.json", lambda: augment(
+        "train-only", model, ("-p", "label_source=input", "-p", "template_source=input")))
+    return facts
+
+
+def term_check(rows: list[dict[str, Any]]) -> float:
+    """Share of rows whose every aspect and opinion term occurs in the sentence (independent of the
+    discriminators: the label sequence's words are looked up in the text)."""
+    from cfaug.data.aste import find_term, parse_label_sequence
+
+    ok = 0
+    for r in rows:
+        tokens = r["text"].split()
+        terms = parse_label_sequence(r["meta"]["label_sequence"])
+        ok += all(find_term(tokens, a) is not None and find_term(tokens, o) is not None for a, o, _ in terms)
+    return 100.0 * ok / max(1, len(rows))
+
+
+def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from cfaug.data.aste import read_aste
+    from cfaug.evaluate.downstream.aste import eda_aste, run_seeds, summarize
+    from cfaug.methods.t2s.pool import read_pool
+
+    d = WORK / domain
+    src = data / "aste-v2" / domain
+    train = read_aste(src / "train_triplets.txt")
+    dev = read_aste(src / "dev_triplets.txt")
+    test = read_aste(src / "test_triplets.txt")
+    passed = {name: [r for r in read_rows(d / f"{name}.jsonl") if r["meta"].get("passed")]
+              for name in ("t2s", "no-ppo", "train-only")}
+    m = len(passed["t2s"])
+    pool = [e for e in read_pool(d / "model" / "pool.jsonl") if e["source"] == "pseudo"]
+    random.Random(0).shuffle(pool)
+    from cfaug.data.aste import AsteExample, parse_triplets
+
+    self_training = [AsteExample(tuple(e["tokens"]), parse_triplets(e["triplets"]), id=e["id"]) for e in pool[:m]]
+    eda = eda_aste(train, n_aug=max(1, round(m / len(train))), seed=0)[:m] if m else []
+    sets = {"none": [], "eda": eda, "t2s": examples_of(passed["t2s"]),
+            "no_ppo": examples_of(passed["no-ppo"]), "train_only": examples_of(passed["train-only"]),
+            "self_training": self_training}
+    seeds = list(range(args.seeds))
+    out: dict[str, Any] = {"sizes": {k: len(v) for k, v in sets.items()}}
+    for name, extra in sets.items():
+        n_seeds = seeds if name in ("none", "eda", "t2s") else seeds[: args.ablation_seeds]
+        runs = cached(d / f"f1-{name}.json", lambda: run_seeds(train, test, n_seeds, dev=dev, extra=extra))
+        mean, std = summarize(runs)
+        out[name] = {"runs": runs, "f1": mean, "std": std, "p": summarize(runs, "precision")[0],
+                     "r": summarize(runs, "recall")[0]}
+    out["term_check"] = term_check(passed["t2s"])
+    if domain == "14res" and args.figures:
+        everything = [r for r in read_rows(d / "t2s.jsonl") if r["meta"]["filters"].get("terms")]
+        fig: dict[str, Any] = {}
+        n = min(m, len(everything) // 3)
+        for score in ("alignment", "fluency"):
+            ranked = sorted(everything, key=lambda r: r["meta"][score])
+            bands = {"low": ranked[:n], "medium": ranked[len(ranked) // 2 - n // 2: len(ranked) // 2 + n - n // 2],
+                     "high": ranked[-n:]}
+            for band, rows in bands.items():
+                runs = cached(d / f"fig4-{score}-{band}.json",
+                              lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev, extra=examples_of(rows)))
+                fig[f"{score}/{band}"] = summarize(runs)
+        ranked = sorted(passed["t2s"], key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
+        for size in args.sizes:
+            if size > len(ranked):
+                continue
+            runs = cached(d / f"fig5-{size}.json", lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev,
+                                                                    extra=examples_of(ranked[:size])))
+            fig[f"size/{size}"] = summarize(runs)
+        out["figures"] = fig
+    return out
+
+
+def examples_table(domain: str, k: int = 10) -> list[str]:
+    rows = [r for r in read_rows(WORK / domain / "t2s.jsonl") if r["meta"].get("passed")]
+    random.Random(3).shuffle(rows)
+    lines = ["| label | template's sentence | generated sentence | alignment | fluency |", "|---|---|---|---:|---:|"]
+    for r in rows[:k]:
+        m = r["meta"]
+        lines.append(f"| {m['label_sequence']} | {m['template_parent']} | {r['text']} | {m['alignment']:.2f} | "
+                     f"{m['fluency']:.2f} |")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--domains", nargs="+", default=["14res", "14lap"])
+    ap.add_argument("--unlabeled", type=int, default=20000)
+    ap.add_argument("--ppo-steps", type=int, default=150)
+    ap.add_argument("--generator-epochs", type=int, default=10)
+    ap.add_argument("--mixed-pairs", type=int, default=3000)
+    ap.add_argument("--candidates", type=int, default=8)
+    ap.add_argument("--keep", type=int, default=2)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--ablation-seeds", type=int, default=3)
+    ap.add_argument("--figure-seeds", type=int, default=1)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000])
+    ap.add_argument("--no-figures", dest="figures", action="store_false")
+    ap.add_argument("--stage", choices=("pipeline", "evaluate", "all"), default="all")
+    ap.add_argument("--quick", action="store_true", help="tiny smoke run")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "t2s.results.md")
+    args = ap.parse_args()
+    global WORK
+    if args.quick:
+        WORK = WORK.with_name("t2s-quick")
+        args.unlabeled, args.ppo_steps, args.generator_epochs, args.mixed_pairs = 300, 3, 1, 100
+        args.seeds, args.ablation_seeds, args.figure_seeds, args.sizes = 1, 1, 1, [50]
+        args.candidates, args.keep = 2, 1
+    WORK.mkdir(parents=True, exist_ok=True)
+    log = WORK / "log.txt"
+    facts: dict[str, Any] = {}
+    for domain in args.domains:
+        t0 = time.perf_counter()
+        facts[domain] = {"pipeline": pipeline(domain, args.data, args, log)}
+        if args.stage in ("evaluate", "all"):
+            facts[domain]["eval"] = evaluate(domain, args.data, args)
+        facts[domain]["bench_seconds"] = round(time.perf_counter() - t0, 1)
+    (WORK / "facts.json").write_text(json.dumps(facts, indent=1))
+    if args.stage != "pipeline":
+        write_results(facts, args)
+    return 0
+
+
+def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
+    import torch
+
+    cmd = "python bench/t2s.py" + (" --quick" if args.quick else "")
+    lines = ["# Target-to-source augmentation for ASTE (bench/t2s.py)", "",
+             f"Command: `{cmd}`  ", f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python "
+             f"{platform.python_version()}, torch {torch.__version__}, no GPU.  ",
+             f"Scale: {args.unlabeled} unlabelled sentences read per domain, {args.ppo_steps} PPO steps, "
+             f"{args.candidates} candidates per training sentence, {args.keep} kept; ASTE model: cfaug's grid "
+             f"tagger, {args.seeds} seeds (ablations {args.ablation_seeds}, figures {args.figure_seeds}).", ""]
+    for domain, f in facts.items():
+        p, e = f["pipeline"], f.get("eval", {})
+        st = p["stages"]
+        lines += [f"## {domain}", "", "### Pipeline", "",
+                  f"Training stage {p['train']['seconds'] / 60:.1f} min; generation {p['t2s']['seconds'] / 60:.1f} "
+                  f"min for {p['t2s']['candidates']} candidates ({p['t2s']['passed']} passed).  ",
+                  f"Extractor dev F1 {st['extractor'].get('best_score')}; pool {st['pool']['pool']} sentences "
+                  f"({st['pool'].get('pseudo', {}).get('kept', 0)} pseudo-labelled of "
+                  f"{st['pool'].get('pseudo', {}).get('sentences', 0)}); generator "
+                  f"{st['generator_sl']['parameters']:,} parameters, {st['generator_sl']['seconds'] / 60:.1f} min.  ",
+                  f"PPO: {json.dumps(st['ppo'])}", ""]
+        if not e:
+            continue
+        none = e["none"]["f1"]
+        lines += ["### ASTE F1 on test (Table 2 and Table 4)", "",
+                  "| augmentation | sentences | seeds | P | R | F1 mean ± std | Δ F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
+        names = {"none": "no augmentation", "eda": "EDA (terms protected)", "t2s": "target-to-source",
+                 "no_ppo": "t2s without PPO", "train_only": "t2s, labels and templates of the training set only",
+                 "self_training": "self-training (pseudo-labelled sentences)"}
+        for key, label in names.items():
+            r = e[key]
+            lines.append(f"| {label} | {e['sizes'][key]} | {len(r['runs'])} | {r['p']:.2f} | {r['r']:.2f} | "
+                         f"{r['f1']:.2f} ± {r['std']:.2f} | {r['f1'] - none:+.2f} |")
+        lines += ["| mask-then-fill | – | – | – | – | not run: needs a pretrained masked LM (none offline) | |",
+                  "| conditional augmentation | – | – | – | – | not run: needs a pretrained infilling LM | |", "",
+                  f"Kept sentences containing every aspect and opinion term of their label: {e['term_check']:.1f}%.", ""]
+        if "figures" in e:
+            lines += ["### Figures 4 and 5 (14res)", "", "| selection | F1 |", "|---|---:|"]
+            lines += [f"| {k} | {v[0]:.2f} ± {v[1]:.2f} |" for k, v in e["figures"].items()]
+            lines.append("")
+        lines += ["### Ten kept sentences", "", *examples_table(domain), ""]
+    for domain in ("14res", "14lap"):
+        if domain in facts and "eval" in facts[domain]:
+            e = facts[domain]["eval"]
+            lines.append(f"f1_gain_{domain}={e['t2s']['f1'] - e['none']['f1']:.2f}")
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The two discriminators of target-to-source augmentation, as judges.
+
+* **Fluency** (``t2s-fluency.v1``): the probability that a sentence is a real review sentence rather than
+  a corrupted or badly generated one.
+* **Alignment** (``t2s-alignment.v1``): the probability that a sentence expresses exactly the triplets of
+  its label (the candidate's target, an ASTE label with spans into the new text), no more and no fewer.
+
+Each wraps a text classifier of :mod:`cfaug.classifiers` trained by the ``t2s`` method's training stage
+(the alignment classifier reads the pair (label sequence, sentence)). As judges they score
+:class:`~cfaug.judges.base.Candidate` batches, so the same objects reward the generator during PPO, select
+synthesized sentences and can score any ASTE output in evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cfaug.config import param
+from cfaug.judges.base import Candidate
+from cfaug.judges.registry import JudgeContext, register_judge
+
+FLUENT, NOT_FLUENT = "fluent", "not_fluent"
+ALIGNED, NOT_ALIGNED = "aligned", "not_aligned"
+
+
+def _positive_column(classifier: Any, label: str) -> int:
+    if label not in classifier.labels:
+        raise ValueError(f"the discriminator's labels {classifier.labels} do not include {label!r}")
+    return list(classifier.labels).index(label)
+
+
+class FluencyDiscriminator:
+    """P(fluent) of sentences, from a classifier trained on fluent vs non-fluent sentences."""
+
+    name = "t2s-fluency"
+
+    def __init__(self, classifier: Any, source: str = "") -> None:
+        self.classifier = classifier
+        self.source = source
+        self._col = _positive_column(classifier, FLUENT)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> FluencyDiscriminator:
+        from cfaug.classifiers.base import load_classifier
+
+        return cls(load_classifier(folder), str(folder))
+
+    def fluency(self, sentences: Sequence[str]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        return self.classifier.predict_proba(list(sentences))[:, self._col]
+
+    def score(self, batch: Sequence[Candidate]) -> np.ndarray:
+        return self.fluency([c.new_text for c in batch])
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.name, "classifier": self.classifier.name, "path": self.source}
+
+
+class AlignmentDiscriminator:
+    """P(aligned) of (label sequence, sentence) pairs."""
+
+    name = "t2s-alignment"
+
+    def __init__(self, classifier: Any, source: str = "") -> None:
+        self.classifier = classifier
+        self.source = source
+        self._col = _positive_column(classifier, ALIGNED)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> AlignmentDiscriminator:
+        from cfaug.classifiers.base import load_classifier
+
+        return cls(load_classifier(folder), str(folder))
+
+    def alignment(self, label_sequences: Sequence[str], sentences: Sequence[str]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        pairs = [(lab, s) for lab, s in zip(label_sequences, sentences)]
+        return self.classifier.predict_proba(pairs)[:, self._col]
+
+    def score(self, batch: Sequence[Candidate]) -> np.ndarray:
+        from cfaug.data.aste import label_sequence, parse_triplets
+
+        seqs = [label_sequence(c.new_text.split(), parse_triplets(c.target)) for c in batch]
+        return self.alignment(seqs, [c.new_text for c in batch])
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.name, "classifier": self.classifier.name, "path": self.source}
+
+
+@dataclass
+class DiscriminatorConfig:
+    """Where a trained discriminator is."""
+
+    path: str = param("", "folder of the trained discriminator (inside a t2s model: fluency/ or alignment/)")
+
+
+@register_judge("t2s-fluency.v1", "fluency discriminator of target-to-source augmentation (trained by t2s)",
+                DiscriminatorConfig, kind="score")
+def _fluency(cfg: DiscriminatorConfig, ctx: JudgeContext) -> FluencyDiscriminator:
+    return FluencyDiscriminator.load(cfg.path)
+
+
+@register_judge("t2s-alignment.v1", "label-sentence alignment discriminator of target-to-source augmentation "
+                "(trained by t2s)", DiscriminatorConfig, kind="score")
+def _alignment(cfg: DiscriminatorConfig, ctx: JudgeContext) -> AlignmentDiscriminator:
+    return AlignmentDiscriminator.load(cfg.path)
