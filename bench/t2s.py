@@ -8,7 +8,7 @@ sentences):
    timed stage by stage; then ``cfaug augment`` with ``--keep-failed`` so that every candidate and its scores
    are kept (the default selection is the rows that passed).
 2. Augmented sets: T2S (the passing rows); *no PPO* (the same training stage's supervised generator);
-   *templates and labels from the training set only* (``label_source=input template_source=input``);
+   *templates and labels from the training set only* (``label_source=train template_source=train``);
    *self-training* (pseudo-labelled pool sentences as augmentation); EDA with the label's terms protected.
    Mask-then-fill and conditional augmentation need a pretrained masked or infilling language model, which
    is not available offline: they are reported as not run.
@@ -109,7 +109,7 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
         shutil.copytree(model / "generator_sl", nosl / "generator")
     facts["no_ppo"] = cached(d / "aug-no-ppo.json", lambda: augment("no-ppo", nosl))
     facts["train_only"] = cached(d / "aug-train-only.json", lambda: augment(
-        "train-only", model, ("-p", "label_source=input", "-p", "template_source=input")))
+        "train-only", model, ("-p", "label_source=train", "-p", "template_source=train")))
     return facts
 
 

@@ -16,8 +16,9 @@ pipeline; each step is written into the model folder as it finishes and skipped 
 5. ``generator/``: the generator after PPO (:mod:`cfaug.methods.t2s.tuning`), ``ppo_steps`` steps.
 
 Generation: every input record is a slot that draws ``candidates`` (label, template) pairs, the label from
-the pool (``label_source=pool``, the paper) or the record itself (``input``), the template from an entry
-with the same number of triplets (``template_source``). Each sentence is scored by both discriminators;
+the pool (``label_source=pool``, the paper), from its training part (``train``) or the record itself
+(``record``), the template from a pool (or training, ``template_source``) entry with the same number of
+triplets. Each sentence is scored by both discriminators;
 its label's terms must occur in it (their spans become the output label); the ``keep`` best by alignment +
 fluency that reach ``min_alignment`` and ``min_fluency`` pass. Everything is in ``meta``.
 """
@@ -85,10 +86,11 @@ class T2SConfig:
     kl_coef: float = param(0.01, "lambda_KL, per-token KL penalty to the supervised generator", min=0.0, fit=True)
     gae_lambda: float = param(0.95, "GAE lambda", min=0.0, max=1.0, fit=True)
     gamma: float = param(0.99, "discount", min=0.0, max=1.0, fit=True)
-    label_source: str = param("pool", "where generation draws labels: pool (the paper) or input (each record's own)",
-                              choices=("pool", "input"))
-    template_source: str = param("pool", "where generation draws templates: pool (the paper) or input (the input "
-                                 "records' templates, parsed at load)", choices=("pool", "input"))
+    label_source: str = param("pool", "where generation draws labels: pool (pseudo-labelled + training, the paper), "
+                              "train (the training data only) or record (each input record's own label)",
+                              choices=("pool", "train", "record"))
+    template_source: str = param("pool", "where generation draws templates: pool (the paper) or train (the training "
+                                 "data only)", choices=("pool", "train"))
     candidates: int = param(8, "sentences generated per input record", min=1, max=1000)
     keep: int = param(2, "at most this many best sentences kept per input record", min=1, max=1000)
     decoding: str = param("greedy", "greedy, beam (4) or sample", choices=("greedy", "beam", "sample"))
@@ -122,7 +124,7 @@ class T2S(Method):
         self.fluency: Any = None
         self.alignment: Any = None
         self.pool: list[dict[str, Any]] = []
-        self.pairing: Any = None
+        self.pairings: dict[tuple[str, str], Any] = {}
         self.device = "cpu"
 
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
@@ -353,40 +355,39 @@ class T2S(Method):
         self.fluency = FluencyDiscriminator.load(artifact_dir / "fluency")
         self.alignment = AlignmentDiscriminator.load(artifact_dir / "alignment")
         self.pool = read_pool(artifact_dir / POOL_FILE)
-        self._input_templates: dict[str, dict[str, Any]] = {}
+        self.pairings = {}
         return {"pool": len(self.pool), "generator_parameters": self.generator.parameters()}
 
-    def _templates_for(self, items: Sequence[WorkItem]) -> list[dict[str, Any]]:
-        """Pool entries for the input records (their labels and templates), parsed once."""
-        from cfaug.methods.t2s.pool import add_templates, entry
+    def _pairing(self) -> Any:
+        from cfaug.methods.t2s.tuning import Pairing
 
-        new = [it.record for it in items if it.record.id not in self._input_templates]
-        if new:
-            rows = [entry(r.id, r.text().split(), example_from_record(r).triplets, "input") for r in new]
-            rows = [e for e in rows if e["triplets"] != "[]"]
-            add_templates(rows, max_depth=self.config.template_depth, prune_terms=self.config.prune_terms)
-            for e in rows:
-                self._input_templates[e["id"]] = e
-        return [self._input_templates[it.record.id] for it in items if it.record.id in self._input_templates]
+        c = self.config
+        key = (c.label_source, c.template_source)
+        if key not in self.pairings:
+            train = [e for e in self.pool if e["source"] == "train"]
+            labels = train if c.label_source == "train" else self.pool
+            self.pairings[key] = Pairing(labels, train if c.template_source == "train" else self.pool)
+        return self.pairings[key]
 
     def generate(self, items: Sequence[WorkItem], task: Task) -> list[list[Counterfactual]]:
         from cfaug.methods.t2s.generator import condition_text
-        from cfaug.methods.t2s.tuning import Pairing, length_penalty
+        from cfaug.methods.t2s.pool import entry
+        from cfaug.methods.t2s.tuning import length_penalty
 
         c = self.config
-        own = self._templates_for(items) if "input" in (c.label_source, c.template_source) else []
-        own_by_id = {e["id"]: e for e in own}
-        labels = self.pool if c.label_source == "pool" else list(self._input_templates.values())
-        templates = self.pool if c.template_source == "pool" else list(self._input_templates.values())
-        pairing = Pairing(labels, templates)
+        pairing = self._pairing()
         results: list[list[Counterfactual]] = [[] for _ in items]
         jobs: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         for n, item in enumerate(items):
             rng = np.random.default_rng(self.item_seed(item))
-            fixed = own_by_id.get(item.record.id) if c.label_source == "input" else None
-            if c.label_source == "input" and fixed is None:
-                results[n] = NoCounterfactual("the record has no triplet to write a sentence for")
-                continue
+            fixed = None
+            if c.label_source == "record":
+                ex = example_from_record(item.record)
+                if not ex.triplets:
+                    results[n] = NoCounterfactual("the record has no triplet to write a sentence for")
+                    continue
+                # the id a training record has in the pool, so that it is never paired with its own template
+                fixed = entry(f"t{item.record.id}", ex.tokens, ex.triplets, "record")
             for _ in range(c.candidates):
                 drawn = pairing.draw(rng, fixed)
                 if drawn is not None:
@@ -405,7 +406,8 @@ class T2S(Method):
             item = items[n]
             tokens = sent.split()
             triplets = align_terms(tokens, parse_label_sequence(lab["label_seq"])) if tokens else None
-            target = format_triplets(triplets) if triplets else lab["triplets"]
+            # without its terms the sentence has no spans for the label: it carries none (and fails "terms")
+            target = format_triplets(triplets) if triplets else "[]"
             cf = Counterfactual(item.record, {**item.record.fields, "text": sent}, target, self.name)
             cf.meta.update({"label_sequence": lab["label_seq"], "label_parent": lab["id"],
                             "label_parent_source": lab["source"], "template": tpl["template"],
