@@ -147,3 +147,22 @@ def test_cli_train_and_augment_write_aste_lines(toy, tmp_path):
         parse_line(line)  # valid ASTE-Data-V2: every span inside its sentence (none when the terms are missing)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["complete"] and summary["rows_rejected"] == 0
+
+
+def test_a_changed_parameter_redoes_its_step_and_those_after(toy, tmp_path):
+    d, train, unlabeled = toy
+    task = make_task("aste")
+    records = _records(train)
+    ctx = FitContext(seed=0, progress=False, log=lambda m: None, artifact_dir=tmp_path)
+    T2S(_config(unlabeled, ppo_steps=1), seed=0).fit(records, task, ctx)
+    stamp = lambda name: (tmp_path / name).stat().st_mtime_ns  # noqa: E731
+    before = {n: stamp(n) for n in ("extractor", "pool.jsonl", "generator_sl", "fluency", "generator")}
+    facts = T2S(_config(unlabeled, ppo_steps=2), seed=0).fit(records, task, ctx)
+    assert facts["ppo"]["steps"] == 2
+    after = {n: stamp(n) for n in before}
+    assert all(after[n] == before[n] for n in ("extractor", "pool.jsonl", "generator_sl", "fluency"))
+    assert after["generator"] != before["generator"]
+    facts = T2S(_config(unlabeled, ppo_steps=2, generator_epochs=1), seed=0).fit(records, task, ctx)
+    assert facts["generator_sl"]["epochs"] == 1
+    assert stamp("extractor") == before["extractor"] and stamp("pool.jsonl") == before["pool.jsonl"]
+    assert stamp("fluency") != before["fluency"]

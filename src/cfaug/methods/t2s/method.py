@@ -4,7 +4,8 @@ Instead of editing a sentence it learns to *write* one from a label (triplets) a
 mixes the labels and templates of different samples to make new, aligned training sentences.
 
 Training stage (``cfaug train t2s --task aste --train-data train.txt -p unlabeled=FILE``), one resumable
-pipeline; each step is written into the model folder as it finishes and skipped when found there:
+pipeline; each step is written into the model folder as it finishes and skipped when found there made
+from the same data with the same values of the parameters it depends on (:data:`STEP_PARAMS`):
 
 1. ``extractor/``: an ASTE model (:class:`cfaug.aste.GridTagger`) trained on the labelled data.
 2. ``pool.jsonl``: the extractor's confident predictions on unlabelled in-domain sentences
@@ -46,6 +47,21 @@ from cfaug.training.context import FitContext, StageContext
 NAME = "t2s.v1"
 POOL_FILE = "pool.jsonl"
 FACTS_FILE = "stages.json"
+STEPS_KEY = "steps_made_with"
+#: the parameters each training step depends on (besides the training data and the steps before it), the
+#: keys of its facts and the files it writes; a folder made with other values redoes the step and those after
+STEP_PARAMS = {
+    "extractor": ("dev_data", "extractor_epochs"),
+    "pool": ("unlabeled", "unlabeled_max", "max_words", "min_confidence", "template_depth", "prune_terms"),
+    "generator": ("generator_data", "checkpoint", "d_model", "layers", "generator_epochs", "generator_lr", "batch_size"),
+    "discriminators": ("mixed_pairs", "fluency_theta", "discriminator", "discriminator_epochs"),
+    "ppo": ("ppo_steps", "ppo_lr", "kl_coef", "gae_lambda", "gamma"),
+}
+STEP_FACTS = {"extractor": ("extractor",), "pool": ("pool",), "generator": ("generator_sl",),
+              "discriminators": ("fluency", "alignment"), "ppo": ("ppo",)}
+STEP_FILES = {"extractor": ("extractor", "extractor_ckpt"), "pool": (POOL_FILE,),
+              "generator": ("generator_sl", "generator_ckpt"), "discriminators": ("mixed.jsonl", "fluency", "alignment"),
+              "ppo": ("ppo", "generator")}
 
 
 @dataclass
@@ -82,7 +98,7 @@ class T2SConfig:
     discriminator: str = param("bilstm", "classifier of both discriminators (a cfaug.classifiers name)", fit=True)
     discriminator_epochs: int = param(6, "epochs of each discriminator", min=1, fit=True)
     ppo_steps: int = param(150, "PPO steps (0 = no reinforcement learning)", min=0, fit=True)
-    ppo_lr: float = param(2e-5, "PPO learning rate, decayed linearly to 0", min=1e-8, fit=True)
+    ppo_lr: float = param(1e-4, "PPO learning rate, decayed linearly to 0", min=1e-8, fit=True)
     kl_coef: float = param(0.01, "lambda_KL, per-token KL penalty to the supervised generator", min=0.0, fit=True)
     gae_lambda: float = param(0.95, "GAE lambda", min=0.0, max=1.0, fit=True)
     gamma: float = param(0.99, "discount", min=0.0, max=1.0, fit=True)
@@ -144,12 +160,47 @@ class T2S(Method):
             facts[key] = value
             ctx.path(FACTS_FILE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
 
+        before = json.dumps(facts, sort_keys=True)
+        self._invalidate(facts, records, ctx)
+        if json.dumps(facts, sort_keys=True) != before:
+            save(STEPS_KEY, facts[STEPS_KEY])
+
         extractor = self._fit_extractor(examples, ctx, save, facts)
         pool = self._fit_pool(examples, extractor, ctx, save, facts)
         generator = self._fit_generator(pool, ctx, save, facts)
         fluency, alignment = self._fit_discriminators(pool, generator, extractor, ctx, save, facts)
         self._fit_ppo(pool, generator, fluency, alignment, ctx, save, facts)
         return facts
+
+    def _invalidate(self, facts: dict[str, Any], records: Sequence[Record], ctx: FitContext) -> None:
+        """Forget the steps (facts and files) a folder holds from another training set or other values of the
+        parameters they depend on, and every step after the first such one; record the current values."""
+        import hashlib
+
+        params = self.fit_params()
+        digest = hashlib.sha256()
+        for r in records:
+            digest.update(f"{r.id}\0{r.text()}\0{r.label}\n".encode())
+        used = facts.get(STEPS_KEY, {})
+        current: dict[str, dict[str, Any]] = {}
+        cumulative: dict[str, Any] = {"train_sha256": digest.hexdigest()}
+        stale = False
+        for step, names in STEP_PARAMS.items():
+            cumulative.update({n: params.get(n) for n in names})
+            current[step] = dict(cumulative)
+            stale = stale or used.get(step) != current[step]
+            if stale:
+                if used.get(step) is not None:
+                    ctx.log(f"t2s: the model folder's {step} step was made with other data or parameters; redoing it")
+                for key in STEP_FACTS[step]:
+                    facts.pop(key, None)
+                for name in STEP_FILES[step]:
+                    path = ctx.path(name)
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    elif path.exists():
+                        path.unlink()
+        facts[STEPS_KEY] = current
 
     def _fit_extractor(self, examples: list[Any], ctx: FitContext, save: Any, facts: dict[str, Any]) -> Any:
         from cfaug.aste import GridTagger, GridTaggerConfig
