@@ -86,6 +86,9 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
     gen = ["-p", f"candidates={args.candidates}", "-p", f"keep={args.keep}"]
 
     def train() -> dict[str, Any]:
+        if (model / "artifact.json").exists():  # trained by an earlier, interrupted run of this script
+            return {"seconds": json.loads((model / "artifact.json").read_text()).get("seconds"),
+                    "note": "seconds of the last training session only"}
         seconds = cfaug("train", "t2s", "--task", "aste", "--train-data", src / "train_triplets.txt", "-o", model,
                         "--no-progress", "--seed", "0", *params, log=log)
         return {"seconds": round(seconds, 1)}
@@ -103,6 +106,8 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
                 "passed": sum(1 for r in rows if r["meta"].get("passed"))}
 
     facts["t2s"] = cached(d / "aug-t2s.json", lambda: augment("t2s", model))
+    if domain not in args.ablation_domains:
+        return facts
     nosl = d / "model-no-ppo"
     if not nosl.exists():
         shutil.copytree(model, nosl, ignore=shutil.ignore_patterns("ppo", "generator_ckpt", "extractor_ckpt"))
@@ -137,33 +142,40 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
     train = read_aste(src / "train_triplets.txt")
     dev = read_aste(src / "dev_triplets.txt")
     test = read_aste(src / "test_triplets.txt")
-    passed = {name: [r for r in read_rows(d / f"{name}.jsonl") if r["meta"].get("passed")]
-              for name in ("t2s", "no-ppo", "train-only")}
-    m = len(passed["t2s"])
-    pool = [e for e in read_pool(d / "model" / "pool.jsonl") if e["source"] == "pseudo"]
-    random.Random(0).shuffle(pool)
+    def passed(name: str) -> list[dict[str, Any]]:
+        path = d / f"{name}.jsonl"
+        return [r for r in read_rows(path) if r["meta"].get("passed")] if path.exists() else []
+
     from cfaug.data.aste import AsteExample, parse_triplets
 
-    self_training = [AsteExample(tuple(e["tokens"]), parse_triplets(e["triplets"]), id=e["id"]) for e in pool[:m]]
-    eda = eda_aste(train, n_aug=max(1, round(m / len(train))), seed=0)[:m] if m else []
-    sets = {"none": [], "eda": eda, "t2s": examples_of(passed["t2s"]),
-            "no_ppo": examples_of(passed["no-ppo"]), "train_only": examples_of(passed["train-only"]),
-            "self_training": self_training}
+    kept = passed("t2s")
+    pool_path = d / "model" / "pool.jsonl"
+    pool = [e for e in read_pool(pool_path) if e["source"] == "pseudo"] if pool_path.exists() else []
+    random.Random(0).shuffle(pool)
+    sets = {"none": [], "eda": eda_aste(train, n_aug=1, seed=0), "t2s": examples_of(kept)}
+    if domain in args.ablation_domains:
+        sets.update({"no_ppo": examples_of(passed("no-ppo")), "train_only": examples_of(passed("train-only")),
+                     "self_training": [AsteExample(tuple(e["tokens"]), parse_triplets(e["triplets"]), id=e["id"])
+                                       for e in pool[: len(kept)]]})
     seeds = list(range(args.seeds))
     out: dict[str, Any] = {"sizes": {k: len(v) for k, v in sets.items()}}
     for name, extra in sets.items():
         if args.sets and name not in args.sets and not (d / f"f1-{name}.json").exists():
             continue  # another process evaluates it (--sets)
         n_seeds = seeds if name in ("none", "eda", "t2s") else seeds[: args.ablation_seeds]
-        runs = cached(d / f"f1-{name}.json", lambda: run_seeds(train, test, n_seeds, dev=dev, extra=extra))
+        if name != "none" and not extra and "none" in out:
+            # nothing kept: training on the same data with the same seeds would repeat the baseline's runs
+            runs = [r for r in out["none"]["runs"] if r["seed"] in n_seeds]
+        else:
+            runs = cached(d / f"f1-{name}.json", lambda: run_seeds(train, test, n_seeds, dev=dev, extra=extra))
         mean, std = summarize(runs)
         out[name] = {"runs": runs, "f1": mean, "std": std, "p": summarize(runs, "precision")[0],
                      "r": summarize(runs, "recall")[0]}
-    out["term_check"] = term_check(passed["t2s"])
+    out["term_check"] = term_check(kept)
     if domain == "14res" and args.figures:
         everything = [r for r in read_rows(d / "t2s.jsonl") if r["meta"]["filters"].get("terms")]
         fig: dict[str, Any] = {}
-        n = min(m, len(everything) // 3)
+        n = min(len(kept), len(everything) // 3)
         for score in ("alignment", "fluency"):
             ranked = sorted(everything, key=lambda r: r["meta"][score])
             bands = {"low": ranked[:n], "medium": ranked[len(ranked) // 2 - n // 2: len(ranked) // 2 + n - n // 2],
@@ -172,7 +184,7 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
                 runs = cached(d / f"fig4-{score}-{band}.json",
                               lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev, extra=examples_of(rows)))
                 fig[f"{score}/{band}"] = summarize(runs)
-        ranked = sorted(passed["t2s"], key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
+        ranked = sorted(kept, key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
         for size in args.sizes:
             if size > len(ranked):
                 continue
@@ -186,7 +198,7 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
 def examples_table(domain: str, k: int = 10) -> list[str]:
     rows = [r for r in read_rows(WORK / domain / "t2s.jsonl") if r["meta"].get("passed")]
     random.Random(3).shuffle(rows)
-    lines = ["| label | template's sentence | generated sentence | alignment | fluency |", "|---|---|---|---:|---:|"]
+    lines = ["| label | template from | generated sentence | alignment | fluency |", "|---|---|---|---:|---:|"]
     for r in rows[:k]:
         m = r["meta"]
         lines.append(f"| {m['label_sequence']} | {m['template_parent']} | {r['text']} | {m['alignment']:.2f} | "
@@ -208,6 +220,9 @@ def main() -> int:
     ap.add_argument("--ablation-seeds", type=int, default=2)
     ap.add_argument("--figure-seeds", type=int, default=1)
     ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000])
+    ap.add_argument("--ablation-domains", nargs="*", default=["14res", "14lap"],
+                    help="domains that also get the Table 4 ablations (no PPO, training labels and templates only, "
+                         "self-training)")
     ap.add_argument("--figures", action="store_true", help="also the score-band and size studies on 14res")
     ap.add_argument("--stage", choices=("pipeline", "evaluate", "all"), default="all")
     ap.add_argument("--sets", nargs="*", default=None,
@@ -267,6 +282,8 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
                  "no_ppo": "t2s without PPO", "train_only": "t2s, labels and templates of the training set only",
                  "self_training": "self-training (pseudo-labelled sentences)"}
         for key, label in names.items():
+            if key not in e["sizes"]:
+                continue  # not part of this domain's run (--ablation-domains)
             if key not in e:
                 lines.append(f"| {label} | {e['sizes'][key]} | – | – | – | not evaluated in this run | |")
                 continue
