@@ -9,7 +9,8 @@ sentences):
    are kept (the default selection is the rows that passed).
 2. Augmented sets: T2S (the passing rows); *no PPO* (the same training stage's supervised generator);
    *templates and labels from the training set only* (``label_source=train template_source=train``);
-   *self-training* (pseudo-labelled pool sentences as augmentation); EDA with the label's terms protected.
+   *self-training* (pseudo-labelled pool sentences as augmentation, as many as t2s kept but at least half the
+   training set); EDA with the label's terms protected (one version of every training sentence).
    Mask-then-fill and conditional augmentation need a pretrained masked or infilling language model, which
    is not available offline: they are reported as not run.
 3. The ASTE model trained here (:class:`cfaug.aste.GridTagger`) on train + each set, ``--seeds`` seeds, test F1
@@ -82,6 +83,7 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
     model = d / "model"
     params = ["-p", f"unlabeled={data / UNLABELED[domain]}", "-p", f"unlabeled_max={args.unlabeled}",
               "-p", f"dev_data={src / 'dev_triplets.txt'}", "-p", f"ppo_steps={args.ppo_steps}",
+              "-p", f"ppo_lr={args.ppo_lr}",
               "-p", f"generator_epochs={args.generator_epochs}", "-p", f"mixed_pairs={args.mixed_pairs}"]
     gen = ["-p", f"candidates={args.candidates}", "-p", f"keep={args.keep}"]
 
@@ -156,7 +158,7 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
     if domain in args.ablation_domains:
         sets.update({"no_ppo": examples_of(passed("no-ppo")), "train_only": examples_of(passed("train-only")),
                      "self_training": [AsteExample(tuple(e["tokens"]), parse_triplets(e["triplets"]), id=e["id"])
-                                       for e in pool[: len(kept)]]})
+                                       for e in pool[: max(len(kept), len(train) // 2)]]})
     seeds = list(range(args.seeds))
     out: dict[str, Any] = {"sizes": {k: len(v) for k, v in sets.items()}}
     for name, extra in sets.items():
@@ -201,7 +203,7 @@ def examples_table(domain: str, k: int = 10) -> list[str]:
     lines = ["| label | template from | generated sentence | alignment | fluency |", "|---|---|---|---:|---:|"]
     for r in rows[:k]:
         m = r["meta"]
-        lines.append(f"| {m['label_sequence']} | {m['template_parent']} | {r['text']} | {m['alignment']:.2f} | "
+        lines.append(f"| {m['label_sequence'].replace('|', '/')} | {m['template_parent']} | {r['text']} | {m['alignment']:.2f} | "
                      f"{m['fluency']:.2f} |")
     return lines
 
@@ -212,6 +214,7 @@ def main() -> int:
     ap.add_argument("--domains", nargs="+", default=["14res", "14lap"])
     ap.add_argument("--unlabeled", type=int, default=20000)
     ap.add_argument("--ppo-steps", type=int, default=150)
+    ap.add_argument("--ppo-lr", type=float, default=2e-5)
     ap.add_argument("--generator-epochs", type=int, default=10)
     ap.add_argument("--mixed-pairs", type=int, default=3000)
     ap.add_argument("--candidates", type=int, default=8)
@@ -229,6 +232,7 @@ def main() -> int:
                     help="evaluate only these augmentation sets (none eda t2s no_ppo train_only self_training), to "
                          "split the evaluation over processes; results are cached, a final run without it reports all")
     ap.add_argument("--quick", action="store_true", help="tiny smoke run")
+    ap.add_argument("--note", default="", help="a paragraph for the results file (e.g. how the stages were run)")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "t2s.results.md")
     args = ap.parse_args()
     global WORK
@@ -255,20 +259,23 @@ def main() -> int:
 def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
     import torch
 
-    cmd = "python bench/t2s.py" + (" --quick" if args.quick else "")
+    cmd = " ".join(["python bench/t2s.py", *sys.argv[1:]])
     lines = ["# Target-to-source augmentation for ASTE (bench/t2s.py)", "",
              f"Command: `{cmd}`  ", f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python "
              f"{platform.python_version()}, torch {torch.__version__}, no GPU.  ",
              f"Scale: {args.unlabeled} unlabelled sentences read per domain, {args.ppo_steps} PPO steps, "
              f"{args.candidates} candidates per training sentence, {args.keep} kept; ASTE model: cfaug's grid "
-             f"tagger, {args.seeds} seeds (ablations {args.ablation_seeds}, figures {args.figure_seeds}).", ""]
+             "tagger (default configuration); the number of seeds of each row is in its table.", ""]
+    if args.note:
+        lines += [args.note, ""]
     for domain, f in facts.items():
         p, e = f["pipeline"], f.get("eval", {})
         st = p["stages"]
         lines += [f"## {domain}", "", "### Pipeline", "",
-                  f"Training stage {p['train']['seconds'] / 60:.1f} min; generation {p['t2s']['seconds'] / 60:.1f} "
+                  f"Training stage {p['train']['seconds'] / 60:.1f} min (its last session when resumed); generation {p['t2s']['seconds'] / 60:.1f} "
                   f"min for {p['t2s']['candidates']} candidates ({p['t2s']['passed']} passed).  ",
-                  f"Extractor dev F1 {st['extractor'].get('best_score')}; pool {st['pool']['pool']} sentences "
+                  f"Extractor dev F1 {st['extractor'].get('dev_f1', 0):.1f} ({st['extractor'].get('seconds', 0) / 60:.1f} "
+                  f"min); pool {st['pool']['pool']} sentences "
                   f"({st['pool'].get('pseudo', {}).get('kept', 0)} pseudo-labelled of "
                   f"{st['pool'].get('pseudo', {}).get('sentences', 0)}); generator "
                   f"{st['generator_sl']['parameters']:,} parameters, {st['generator_sl']['seconds'] / 60:.1f} min.  ",
@@ -284,6 +291,9 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
         for key, label in names.items():
             if key not in e["sizes"]:
                 continue  # not part of this domain's run (--ablation-domains)
+            if key != "none" and e["sizes"][key] == 0:
+                lines.append(f"| {label} | 0 | – | – | – | nothing kept: the same data as no augmentation | |")
+                continue
             if key not in e:
                 lines.append(f"| {label} | {e['sizes'][key]} | – | – | – | not evaluated in this run | |")
                 continue

@@ -98,8 +98,26 @@ def test_write_rows_txt_text_like_columns_and_missing_label(tmp_path):
 
 
 def test_write_rows_txt_needs_a_label_column(tmp_path):
-    with pytest.raises(DataError, match="need a text and a label column"):
+    with pytest.raises(DataError, match="no text or label column"):
         write_rows([{"text": "good food"}], tmp_path / "x.txt")
+
+
+def test_write_rows_txt_refuses_labels_that_are_not_triplets(tmp_path):
+    with pytest.raises(DataError, match=r"row 2 has the label 'positive', not a triplet list.*--output-format"):
+        write_rows([{"text": "a b", "label": "[]"}, {"text": "good food", "label": "positive"}], tmp_path / "x.txt")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_txt_file_of_other_data_has_no_format(tmp_path):
+    from cfaug.data.io import detect_format
+
+    other = tmp_path / "notes.txt"
+    other.write_text("just a sentence\n")
+    with pytest.raises(DataError, match="cannot tell the format"):
+        detect_format(other)
+    aste = tmp_path / "train.txt"
+    aste.write_text("\nThe food .####[([1], [1], 'POS')]\n")
+    assert detect_format(aste) == "aste" and detect_format(tmp_path / "new.txt") == "aste"
 
 
 # ------------------------------------------------------------------------------------------------ the task

@@ -121,9 +121,20 @@ def detect_format(path: str | os.PathLike[str], fmt: str | None = None, flag: st
             return "jsonl"
         if s == "pq":
             return "parquet"
-        if s == "txt":
+        if s == "txt":  # ASTE-Data-V2 lines; an existing .txt file of anything else stays unknown
+            if p.is_file() and not _looks_like_aste(p):
+                break
             return "aste"
     raise DataError(f"{path}: cannot tell the format from the name; pass {flag} ({', '.join(FORMATS)})")
+
+
+def _looks_like_aste(path: Path) -> bool:
+    """Whether the first non-blank line of ``path`` is ``sentence####triplets``."""
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                return b"####" in line
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -614,7 +625,7 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt
         os.replace(tmp, path)
         return
     if kind == "aste":
-        _write_aste_rows(rows, tmp, cols)
+        _write_aste_rows(rows, tmp, cols, path)
         os.replace(tmp, path)
         return
     flat = [{c: _flat(r.get(c)) for c in cols} for r in rows]
@@ -637,21 +648,31 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt
         table.save_to_disk(str(path), num_shards=1 if not flat else None)
 
 
-def _write_aste_rows(rows: Sequence[dict[str, Any]], path: Path, cols: Sequence[str]) -> None:
-    """ASTE-Data-V2 lines from rows: the text is the first column named like a text column (``text``,
-    ``sentence``...), the triplets the ``label`` column (or the first label-like column); other columns are
-    dropped, as the format has no room for them (write JSONL to keep them)."""
+def _write_aste_rows(rows: Sequence[dict[str, Any]], tmp: Path, cols: Sequence[str], path: Path) -> None:
+    """ASTE-Data-V2 lines from rows (written to ``tmp``, named ``path`` in errors): the text is the first column
+    named like a text column (``text``, ``sentence``...), the triplets the ``label`` column (or the first
+    label-like column); other columns are dropped, as the format has no room for them (write JSONL to keep
+    them). Rows whose label is not a triplet list stop the writing: a ``.txt`` output of other data needs
+    ``--output-format``."""
+    from cfaug.data.aste import SEPARATOR, AsteFormatError, format_triplets, parse_triplets
     from cfaug.data.schema import LABEL_NAMES, TEXT_NAMES
-    from cfaug.data.aste import SEPARATOR
 
+    hint = "a .txt output is written as ASTE-Data-V2 lines; pass --output-format (csv, tsv, jsonl...) for other data"
     text_col = next((c for c in TEXT_NAMES if c in cols), cols[0] if cols else None)
     label_col = next((c for c in LABEL_NAMES if c in cols), None)
     if text_col is None or label_col is None:
-        raise DataError(f"{path}: ASTE lines need a text and a label column (columns: {', '.join(cols) or 'none'})")
-    with open(path, "w", encoding="utf-8") as fh:
-        for r in rows:
-            sentence = " ".join(str(r.get(text_col) or "").split())
-            fh.write(f"{sentence}{SEPARATOR}{r.get(label_col) or '[]'}\n")
+        raise DataError(f"{path}: {hint} (no text or label column among {', '.join(cols) or 'none'})")
+    lines = []
+    for n, r in enumerate(rows, start=1):
+        try:
+            label = format_triplets(parse_triplets(r.get(label_col) or "[]"))
+        except AsteFormatError:
+            tmp.unlink(missing_ok=True)
+            raise DataError(f"{path}: row {n} has the label {str(r.get(label_col))[:40]!r}, not a triplet list; "
+                            f"{hint}") from None
+        lines.append(f"{' '.join(str(r.get(text_col) or '').split())}{SEPARATOR}{label}\n")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(lines)
 
 
 def _flat(value: Any) -> Any:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +99,7 @@ class T2SConfig:
     discriminator: str = param("bilstm", "classifier of both discriminators (a cfaug.classifiers name)", fit=True)
     discriminator_epochs: int = param(6, "epochs of each discriminator", min=1, fit=True)
     ppo_steps: int = param(150, "PPO steps (0 = no reinforcement learning)", min=0, fit=True)
-    ppo_lr: float = param(1e-4, "PPO learning rate, decayed linearly to 0", min=1e-8, fit=True)
+    ppo_lr: float = param(2e-5, "PPO learning rate, decayed linearly to 0", min=1e-8, fit=True)
     kl_coef: float = param(0.01, "lambda_KL, per-token KL penalty to the supervised generator", min=0.0, fit=True)
     gae_lambda: float = param(0.95, "GAE lambda", min=0.0, max=1.0, fit=True)
     gamma: float = param(0.99, "discount", min=0.0, max=1.0, fit=True)
@@ -234,6 +235,7 @@ class T2S(Method):
         path = ctx.path(POOL_FILE)
         if "pool" in facts and path.exists():
             return read_pool(path)
+        start = time.perf_counter()
         pool = from_examples(examples, "train")
         info: dict[str, Any] = {"train": len(pool)}
         if c.unlabeled:
@@ -247,6 +249,7 @@ class T2S(Method):
         bar.close()
         write_pool(pool, path)
         info["pool"] = len(pool)
+        info["seconds"] = round(time.perf_counter() - start, 1)
         save("pool", info)
         return pool
 
@@ -346,6 +349,7 @@ class T2S(Method):
         done = "fluency" in facts and "alignment" in facts
         if done and ctx.path("fluency").exists() and ctx.path("alignment").exists():
             return FluencyDiscriminator.load(ctx.path("fluency")), AlignmentDiscriminator.load(ctx.path("alignment"))
+        start = time.perf_counter()
         mixed = self._mixed(pool, gen, extractor, ctx)
         params = {"epochs": c.discriminator_epochs, "device": ctx.device}
         if "fluency" not in facts or not ctx.path("fluency").exists():
@@ -355,7 +359,9 @@ class T2S(Method):
             clf = build_classifier(c.discriminator, params, seed=ctx.seed)
             info["training"] = clf.fit(texts, labels)
             clf.save(ctx.path("fluency"))
+            info["seconds"] = round(time.perf_counter() - start, 1)  # with the mixed pairs' generation
             save("fluency", info)
+            start = time.perf_counter()
         if "alignment" not in facts or not ctx.path("alignment").exists():
             predicted = {}
             train_rows = [e for e in pool if e["source"] == "train"]
@@ -366,6 +372,7 @@ class T2S(Method):
             clf = build_classifier(c.discriminator, params, seed=ctx.seed)
             info["training"] = clf.fit(pairs, labels)
             clf.save(ctx.path("alignment"))
+            info["seconds"] = round(time.perf_counter() - start, 1)
             save("alignment", info)
         return FluencyDiscriminator.load(ctx.path("fluency")), AlignmentDiscriminator.load(ctx.path("alignment"))
 
@@ -386,11 +393,13 @@ class T2S(Method):
             return
         cfg = PPOConfig(lr=c.ppo_lr, kl_coef=c.kl_coef, gamma=c.gamma, lam=c.gae_lambda,
                         minibatch_size=min(16, c.batch_size), max_new_tokens=c.max_new_tokens)
+        start = time.perf_counter()
         bar = ctx.bar(c.ppo_steps, "t2s: PPO", unit="step")
         info = ppo_tune(gen, fluency, alignment, Pairing(pool, pool), steps=c.ppo_steps, batch_size=c.batch_size,
                         config=cfg, seed=ctx.seed, folder=ctx.path("ppo"), device=ctx.device, log=ctx.log, bar=bar)
         bar.close()
         gen.save(folder)
+        info["seconds"] = round(time.perf_counter() - start, 1)  # this session's, when resumed
         save("ppo", info)
 
     # ----------------------------------------------------------------------------------------- generation
