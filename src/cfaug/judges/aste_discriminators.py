@@ -34,64 +34,57 @@ def _positive_column(classifier: Any, label: str) -> int:
     return list(classifier.labels).index(label)
 
 
-class FluencyDiscriminator:
-    """P(fluent) of sentences, from a classifier trained on fluent vs non-fluent sentences."""
+class _Discriminator:
+    """A trained text classifier read as the probability of one of its labels (``positive``)."""
 
-    name = "t2s-fluency"
+    name = "t2s-discriminator"
+    positive = ""
 
     def __init__(self, classifier: Any, source: str = "") -> None:
         self.classifier = classifier
         self.source = source
-        self._col = _positive_column(classifier, FLUENT)
+        self._col = _positive_column(classifier, self.positive)
 
     @classmethod
-    def load(cls, folder: str | Path) -> FluencyDiscriminator:
+    def load(cls, folder: str | Path) -> Any:
         from cfaug.classifiers.base import load_classifier
 
         return cls(load_classifier(folder), str(folder))
 
-    def fluency(self, sentences: Sequence[str]) -> np.ndarray:
-        if not sentences:
-            return np.zeros(0)
-        return self.classifier.predict_proba(list(sentences))[:, self._col]
-
-    def score(self, batch: Sequence[Candidate]) -> np.ndarray:
-        return self.fluency([c.new_text for c in batch])
+    def _prob(self, inputs: list[Any]) -> np.ndarray:
+        return self.classifier.predict_proba(inputs)[:, self._col] if inputs else np.zeros(0)
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.name, "classifier": self.classifier.name, "path": self.source}
 
 
-class AlignmentDiscriminator:
+class FluencyDiscriminator(_Discriminator):
+    """P(fluent) of sentences, from a classifier trained on fluent vs non-fluent sentences."""
+
+    name = "t2s-fluency"
+    positive = FLUENT
+
+    def fluency(self, sentences: Sequence[str]) -> np.ndarray:
+        return self._prob(list(sentences))
+
+    def score(self, batch: Sequence[Candidate]) -> np.ndarray:
+        return self.fluency([c.new_text for c in batch])
+
+
+class AlignmentDiscriminator(_Discriminator):
     """P(aligned) of (label sequence, sentence) pairs."""
 
     name = "t2s-alignment"
-
-    def __init__(self, classifier: Any, source: str = "") -> None:
-        self.classifier = classifier
-        self.source = source
-        self._col = _positive_column(classifier, ALIGNED)
-
-    @classmethod
-    def load(cls, folder: str | Path) -> AlignmentDiscriminator:
-        from cfaug.classifiers.base import load_classifier
-
-        return cls(load_classifier(folder), str(folder))
+    positive = ALIGNED
 
     def alignment(self, label_sequences: Sequence[str], sentences: Sequence[str]) -> np.ndarray:
-        if not sentences:
-            return np.zeros(0)
-        pairs = [(lab, s) for lab, s in zip(label_sequences, sentences)]
-        return self.classifier.predict_proba(pairs)[:, self._col]
+        return self._prob(list(zip(label_sequences, sentences)))
 
     def score(self, batch: Sequence[Candidate]) -> np.ndarray:
         from cfaug.data.aste import label_sequence, parse_triplets
 
         seqs = [label_sequence(c.new_text.split(), parse_triplets(c.target)) for c in batch]
         return self.alignment(seqs, [c.new_text for c in batch])
-
-    def describe(self) -> dict[str, Any]:
-        return {"judge": self.name, "classifier": self.classifier.name, "path": self.source}
 
 
 @dataclass

@@ -10,7 +10,7 @@ Proximal Policy Optimization (Schulman et al., 2017) in the form used for RLHF (
 * a few epochs over shuffled minibatches minimise the clipped policy loss plus ``vf_coef`` times the clipped
   value loss.
 
->>> trainer = Seq2SeqPPO(T5ForConditionalGeneration.from_pretrained(path), PPOConfig(), total_steps=200)  # doctest: +SKIP
+>>> trainer = Seq2SeqPPO(policy, PPOConfig(), total_steps=200)  # policy: a T5ForConditionalGeneration  # doctest: +SKIP
 >>> responses = trainer.generate(batch["input_ids"], batch["attention_mask"])       # doctest: +SKIP
 >>> stats = trainer.step(batch["input_ids"], batch["attention_mask"], responses, scores)  # doctest: +SKIP
 

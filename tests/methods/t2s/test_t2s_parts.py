@@ -443,3 +443,28 @@ def test_pairing_never_pairs_an_entry_with_itself():
     for _ in range(20):
         lab, tpl = pairing.draw(rng)
         assert lab["id"] != tpl["id"]
+
+
+def test_discriminators_are_registered_judges(tmp_path):
+    from cfaug.classifiers.base import build_classifier
+    from cfaug.data.tasks import make_task
+    from cfaug.judges.base import Candidate
+    from cfaug.judges.registry import JudgeContext, build_judge
+
+    texts = ["the food was good ."] * 6 + ["good the . was food"] * 6
+    labels = [FLUENT] * 6 + [NOT_FLUENT] * 6
+    clf = build_classifier("tfidf-logreg", {}, seed=0)
+    clf.fit(texts, labels)
+    clf.save(tmp_path / "fluency")
+    judge = build_judge({"@judges": "t2s-fluency", "path": str(tmp_path / "fluency")}, JudgeContext(make_task("aste")))
+    scores = judge.score([Candidate({"text": "x"}, {"text": t}, "[]") for t in ("the food was good .", "good the . was food")])
+    assert scores[0] > scores[1]
+    pairs = [("food | good | positive", "the food was good .")] * 6 + [("food | bad | negative", "the food was good .")] * 6
+    clf = build_classifier("tfidf-logreg", {}, seed=0)
+    clf.fit(pairs, [ALIGNED] * 6 + [NOT_ALIGNED] * 6)
+    clf.save(tmp_path / "alignment")
+    judge = build_judge({"@judges": "t2s-alignment", "path": str(tmp_path / "alignment")}, JudgeContext(make_task("aste")))
+    good = Candidate({"text": "x"}, {"text": "the food was good ."}, "[([1], [3], 'POS')]")
+    bad = Candidate({"text": "x"}, {"text": "the food was good ."}, "[([1], [3], 'NEG')]")
+    s = judge.score([good, bad])
+    assert s[0] > s[1] and judge.describe()["judge"] == "t2s-alignment"
