@@ -21,7 +21,6 @@ above (see docs/fidelity.md).
 from __future__ import annotations
 
 import bisect
-import math
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -47,8 +46,7 @@ class FluencyRank:
         self.ref = sorted(self.ppl(sentences[i]) for i in (order[:n_ref] or order))
 
     def ppl(self, sentence: str) -> float:
-        lp, n = self.lm.log_prob(sentence)
-        return math.exp(-lp / max(n, 1))
+        return self.lm.perplexity(sentence)
 
     def __call__(self, sentence: str) -> float:
         if not self.ref:

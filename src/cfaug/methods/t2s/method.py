@@ -448,11 +448,12 @@ class T2S(Method):
                     continue
                 # the id a training record has in the pool, so that it is never paired with its own template
                 fixed = entry(f"t{item.record.id}", ex.tokens, ex.triplets, "record")
+            before = len(jobs)
             for _ in range(c.candidates):
                 drawn = pairing.draw(rng, fixed)
                 if drawn is not None:
                     jobs.append((n, *drawn))
-            if not any(j[0] == n for j in jobs):
+            if len(jobs) == before:
                 results[n] = NoCounterfactual("no template with the same number of triplets")
         if not jobs:
             return results
