@@ -92,3 +92,16 @@ def test_summaries_read_as_the_training_sentences_and_are_deterministic(summariz
     # what it writes reads like its training sentences (quality is the benchmark's business)
     known = {x.replace(" .", ".") for x in SENTENCES}
     assert all(x in known for x in first + summarize(model, vocab, ["the soup was awful ."], sentences=1, beam=2))
+
+
+def test_kl_weight_zero_is_a_plain_autoencoder_and_its_sentences_keep_their_sentiment(tmp_path):
+    settings = SummarizerSettings(embedding_dim=16, hidden_size=32, latent=8, dropout=0.0, epochs=120, batch_size=24,
+                                  lr=1e-2, kl_weight=0.0, min_count=1)
+    model, vocab, _ = train_summarizer(SENTENCES, FitContext(artifact_dir=tmp_path, progress=False), settings)
+    ids = torch.tensor([vocab.encode("the soup was awful .")])
+    loss_a, _ = model.loss(ids, 0.0, 0.0, sample=False)
+    loss_b, _ = model.loss(ids, 0.0, 0.0, sample=False)
+    assert torch.equal(loss_a, loss_b)  # no sampling: the same loss twice
+    # the latent holds the whole sentence: one-sentence groups come back as themselves, sentiment word included
+    for text in ("the soup was awful .", "the room was great .", "the menu was bad ."):
+        assert summarize(model, vocab, [text], sentences=1, beam=2) == [text.replace(" .", ".")]

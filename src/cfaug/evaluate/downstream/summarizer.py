@@ -4,8 +4,11 @@ a group of reviews decodes averaged latent codes (the simple averaging of Coop(a
 * **Model** (:class:`MeanVAE`): word embeddings, a bidirectional LSTM, the mean of its states over the real
   tokens, and linear maps to the mean and log-variance of a Gaussian latent; an LSTM decoder conditioned on
   the latent (:class:`~cfaug.methods.lass.decoding.LatentDecoder`, shared with Dis-AE). Loss: token
-  cross-entropy plus the KL divergence to N(0, I), its weight annealed from 0 to 1 and the KL floored at
-  ``free_bits`` nats per text (so the decoder cannot ignore the latent).
+  cross-entropy plus the KL divergence to N(0, I), its weight annealed from 0 to ``kl_weight`` and the KL
+  floored at ``free_bits`` nats per text (so the decoder cannot ignore the latent). ``kl_weight=0`` is a plain
+  autoencoder (the latent is the posterior mean). The defaults (weight 0.1, 20 free nats, 3 epochs) were
+  chosen on reconstruction: with weight 1 and 4 nats the latent kept too little of a sentence for its
+  sentiment to survive decoding (a negative sentence came back negative 3% of the time against 56%).
 * **Training** (:func:`train_summarizer`) on the sentences of a corpus with the shared checkpointed loop.
 * **Summarizing** (:func:`summarize`): every sentence of the group's reviews is encoded (posterior
   means); the codes are clustered into ``sentences`` groups (k-means, seeded) and each centroid is decoded,
@@ -47,7 +50,8 @@ class SummarizerSettings:
     batch_size: int = 64
     lr: float = 2e-3
     kl_anneal_steps: int = 3000
-    free_bits: float = 4.0
+    kl_weight: float = 0.1
+    free_bits: float = 20.0
     max_tokens: int = 40
     max_vocab: int = 20000
     min_count: int = 2
@@ -72,9 +76,11 @@ class MeanVAE(LatentDecoder):
         h, _, _ = mean_pooled(self.embedding, self.encoder, self.drop, ids)
         return self.to_mu(h), self.to_logvar(h)
 
-    def loss(self, ids: torch.Tensor, kl_weight: float, free_bits: float) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss(self, ids: torch.Tensor, kl_weight: float, free_bits: float, sample: bool = True,
+             ) -> tuple[torch.Tensor, dict[str, float]]:
+        """Reconstruction plus weighted KL; ``sample=False`` decodes the posterior mean (a plain autoencoder)."""
         mu, logvar = self.encode(ids)
-        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
+        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp() if sample else mu
         rec = self.reconstruction(z, ids)
         kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(dim=-1)).mean()
         tokens = float((ids != PAD).sum()) / ids.shape[0]  # reconstruction is per token; KL per text
@@ -98,8 +104,8 @@ def train_summarizer(texts: Sequence[str], ctx: FitContext, settings: Summarizer
     optimizer = torch.optim.Adam(model.parameters(), lr=s.lr)
 
     def step(m: MeanVAE, batch: list[list[int]]) -> torch.Tensor:
-        weight = 1.0 if s.kl_anneal_steps <= 0 else min(1.0, int(m.steps) / s.kl_anneal_steps)
-        loss, _ = m.loss(pad_ids(batch).to(m.steps.device), weight, s.free_bits)
+        weight = s.kl_weight * (1.0 if s.kl_anneal_steps <= 0 else min(1.0, int(m.steps) / s.kl_anneal_steps))
+        loss, _ = m.loss(pad_ids(batch).to(m.steps.device), weight, s.free_bits, sample=s.kl_weight > 0)
         m.steps += 1
         return loss
 
