@@ -236,8 +236,24 @@ def consistent_groups(data: Path, n: int, size: int = 8) -> list[Any]:
     return out
 
 
+def real_negatives(data: Path, n: int, consistent: list[Any]) -> Path:
+    """``n`` natural negative Yelp sentences that neither the corpus, the evaluation classifier nor the NEG/POS
+    groups use: the reference row "as many real negatives as LASS made"."""
+    path = WORK / "real_negatives.tsv"
+    if path.exists() and len(read_tsv(path)) == n:
+        return path
+    used = {r["text"] for name in ("corpus.tsv", "judge.tsv") for r in read_tsv(WORK / name)}
+    used |= {t for g in consistent for t in g.reviews}
+    with open(data / "yelp-sentences" / "yelp_sentences.tsv", encoding="utf-8", newline="") as fh:
+        texts = [r["text"] for r in csv.DictReader(fh, delimiter="\t")
+                 if r["label"] == "0" and 3 <= len(r["text"].split()) <= 30 and r["text"] not in used]
+    random.Random(4).shuffle(texts)
+    write_tsv(path, [(f"r{i}", "negative", t) for i, t in enumerate(texts[:n])])
+    return path
+
+
 def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: list[Any], consistent: list[Any],
-              judge: Any) -> dict[str, Any]:
+              judge: Any, seed: int = 0) -> dict[str, Any]:
     from dataclasses import asdict
 
     from cfaug.evaluate.downstream.opinion_summarization import score_summaries
@@ -245,7 +261,8 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     from cfaug.training.context import FitContext
 
     settings = SummarizerSettings(epochs=args.summarizer_epochs, max_vocab=8000)
-    done = WORK / f"summaries-{name}.json"
+    suffix = f"-s{seed}" if seed else ""
+    done = WORK / f"summaries-{name}{suffix}.json"
     if done.exists():
         cached = json.loads(done.read_text())
         if cached.get("settings") == asdict(settings) and cached.get("consistent_groups") == len(consistent):
@@ -254,9 +271,9 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     for path in extra:
         texts += [r["text"] for r in read_tsv(path)]
     tag = hashlib.sha256(json.dumps(asdict(settings), sort_keys=True).encode()).hexdigest()[:8]
-    folder = WORK / f"summarizer-{name}-{tag}"  # a checkpoint made with other settings is never resumed
+    folder = WORK / f"summarizer-{name}-{tag}{suffix}"  # one made with other settings is never resumed
     t = time.perf_counter()
-    _, _, facts = train_summarizer(texts, FitContext(artifact_dir=folder, progress=False, seed=0), settings)
+    _, _, facts = train_summarizer(texts, FitContext(artifact_dir=folder, progress=False, seed=seed), settings)
     train_s = time.perf_counter() - t
     model, vocab = load_summarizer(folder)
     outs = [summarize(model, vocab, g.reviews, sentences=3, beam=4) for g in groups]
@@ -274,6 +291,19 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     scores["negative_examples"] = negative
     done.write_text(json.dumps(scores))
     return scores
+
+
+def average(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first run's record with every score (a float) replaced by its mean over ``runs`` and ``<key>_sd``
+    added (sample standard deviation; 0 for one run). Counts (ints) are the same in every run and stay."""
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, float):
+            values = [r[key] for r in runs]
+            mean = sum(values) / len(values)
+            sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+            out[key], out[f"{key}_sd"] = round(mean, 2), round(sd, 2)
+    return out
 
 
 def cost_table(train_info: dict[str, Any], produce: dict[str, Any]) -> list[str]:
@@ -326,6 +356,7 @@ def main() -> int:
     ap.add_argument("--pretrain-epochs", type=int, default=3)
     ap.add_argument("--pretrain-max", type=int, default=60000)
     ap.add_argument("--summarizer-epochs", type=int, default=3)
+    ap.add_argument("--summarizer-seeds", type=int, default=2, help="summarizers trained per condition (seeds 0..)")
     ap.add_argument("--consistent-groups", type=int, default=200,
                     help="all-negative and all-positive groups of 8 held-out sentences (the paper's NEG/POS sets)")
     ap.add_argument("--table4", action="store_true", help="also train Dis-AE on a quarter and a half of the pairs")
@@ -378,18 +409,22 @@ def main() -> int:
             table4.insert(0, (f"pairs only, 1/{share} of the pairs", sub["facts"]["disae"]["pairs"],
                               reconstruction(folder, heldout, lm)))
     groups = [g for f in GROUP_FILES for g in read_groups(Path(args.data) / "opinion-summaries" / f)]
+    consistent = consistent_groups(Path(args.data), args.consistent_groups)
+    real = real_negatives(Path(args.data), len(read_tsv(WORK / "lass_negatives.tsv")), consistent)
     conditions = [("corpus", "skewed corpus alone", []),
                   ("pairs", "+ pair maker's negative rewrites (large model only)", [WORK / "pair_negatives.tsv"]),
-                  ("lass", "+ LASS output", [WORK / "lass_negatives.tsv"])]
-    consistent = consistent_groups(Path(args.data), args.consistent_groups)
-    results = {key: summaries(args, key, extra, groups, consistent, judge) for key, _, extra in conditions}
+                  ("lass", "+ LASS output", [WORK / "lass_negatives.tsv"]),
+                  ("real", "+ as many real negative sentences (reference)", [real])]
+    runs = {key: [summaries(args, key, extra, groups, consistent, judge, seed) for seed in range(args.summarizer_seeds)]
+            for key, _, extra in conditions}
+    results = {key: average(r) for key, r in runs.items()}
     gain = (results["lass"]["consistent_negative_precision_summary"]
             - results["corpus"]["consistent_negative_precision_summary"])
     rouge_drop = results["corpus"]["rougeL"] - results["lass"]["rougeL"]
 
     d = info["facts"]["disae"]
     stage_minutes = extra_minutes + (pairs["seconds"] + info["seconds"] + paper["seconds"] + produce["seconds"]
-                                     + sum(r["train_seconds"] for r in results.values())) / 60
+                                     + speed["seconds"] + sum(x["train_seconds"] for r in runs.values() for x in r)) / 60
     outputs = [json.loads(x) for x in (WORK / "lass_output.jsonl").read_text(encoding="utf-8").splitlines()[:400]]
     kept_rows = [r for r in outputs if r["meta"]["passed"]][:10]
     lines = ["# LASS on 2 CPU cores: pairs, Dis-AE, mass reproduction, summaries", "",
@@ -448,10 +483,15 @@ def main() -> int:
     negative_inputs = [x for g in groups if sum(pp(g.references)) / len(g.references) < 0.5
                        for r in g.reviews for x in split_sentences(r)]
     negative_share = sum(p < 0.5 for p in pp(negative_inputs)) / max(1, len(negative_inputs))
+    def ms(r: dict[str, Any], key: str) -> str:
+        """mean ± sd over the seeds (the mean alone for one seed)"""
+        return f"{r[key]:.1f} ± {r[key + '_sd']:.1f}" if args.summarizer_seeds > 1 else f"{r[key]:.1f}"
+
     lines += ["", "## Opinion summarization", "",
               f"Summarizer: BiMeanVAE-style sentence autoencoder (`cfaug.evaluate.downstream.summarizer`: KL weight "
               f"{settings['kl_weight']}, {settings['free_bits']:g} free nats, {args.summarizer_epochs} epochs, "
-              f"vocabulary {settings['max_vocab']:,}), trained from scratch for each row; summary = the decoded "
+              f"vocabulary {settings['max_vocab']:,}), trained from scratch for each row with "
+              f"{args.summarizer_seeds} seed(s) (mean ± standard deviation over them); summary = the decoded "
               "k-means centroids (3) of the group's sentence codes, beam 4. Sentiment precision x100 by the "
               "evaluation classifier (1 agrees with the group, 0.5 undecided, 0 disagrees), at summary level (the "
               "summary classified whole) and sentence level (each summary sentence, averaged).", "",
@@ -463,10 +503,11 @@ def main() -> int:
               "|---|---:|---:|---:|"]
     for key, label, _ in conditions:
         r = results[key]
-        lines.append(f"| {label} | {r['training_texts']:,} | {r['consistent_negative_precision_summary']} / "
-                     f"{r['consistent_negative_precision_sentence']} | {r['consistent_positive_precision_summary']} / "
-                     f"{r['consistent_positive_precision_sentence']} |")
-    lines += ["", "Summaries of negative groups:", ""]
+        lines.append(f"| {label} | {r['training_texts']:,} | {ms(r, 'consistent_negative_precision_summary')} / "
+                     f"{ms(r, 'consistent_negative_precision_sentence')} | "
+                     f"{ms(r, 'consistent_positive_precision_summary')} / "
+                     f"{ms(r, 'consistent_positive_precision_sentence')} |")
+    lines += ["", "Summaries of negative groups (seed 0):", ""]
     for key, label, _ in conditions:
         lines += [f"- {label}: " + "; ".join(f"\"{t[:200]}\"" for t in results[key]["consistent_negative_examples"][:2])]
     lines += ["", f"**Groups with gold summaries**: {len(groups)} Yelp groups ({', '.join(GROUP_FILES)}), 8 reviews "
@@ -478,10 +519,10 @@ def main() -> int:
               "| ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---:|---:|---:|---:|---:|"]
     for key, label, _ in conditions:
         r = results[key]
-        lines.append(f"| {label} | {r['negative_precision_summary']} / {r['negative_precision_sentence']} | "
-                     f"{r['positive_precision_summary']} / {r['positive_precision_sentence']} | {r['rouge1']} | "
-                     f"{r['rouge2']} | {r['rougeL']} |")
-    lines += ["", "Summaries of negative gold groups:", ""]
+        lines.append(f"| {label} | {ms(r, 'negative_precision_summary')} / {ms(r, 'negative_precision_sentence')} | "
+                     f"{ms(r, 'positive_precision_summary')} / {ms(r, 'positive_precision_sentence')} | "
+                     f"{ms(r, 'rouge1')} | {ms(r, 'rouge2')} | {ms(r, 'rougeL')} |")
+    lines += ["", "Summaries of negative gold groups (seed 0):", ""]
     for key, label, _ in conditions:
         lines += [f"- {label}: " + "; ".join(f"\"{t[:200]}\"" for _, t in results[key]["negative_examples"][:2])]
     gold_gain = results["lass"]["negative_precision_summary"] - results["corpus"]["negative_precision_summary"]

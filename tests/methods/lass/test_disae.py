@@ -118,3 +118,16 @@ def test_beam_rows_decoded_together_equal_rows_decoded_alone(vocab):
     for r in range(5):
         if len(greedy[r]) < 8 and len(together[r]) < 8:  # both ended with EOS within the limit
             assert per_token_logp(r, together[r]) >= per_token_logp(r, greedy[r]) - 1e-4
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_rows_that_finish_early_leave_the_batch_without_changing_the_others(trained, vocab, beam):
+    model, _ = trained
+    pos, neg, _, _ = batch(vocab, PAIRS[:4])
+    torch.manual_seed(2)
+    # codes of real reviews end after a few words; random codes run to the token limit
+    z = torch.cat([model.transfer(pos, neg), torch.randn(4, 2 * model.config.latent) * 3])[[0, 4, 1, 5, 2, 6, 3, 7]]
+    together = model.generate(z, max_tokens=12, beam=beam)
+    alone = [model.generate(z[i: i + 1], max_tokens=12, beam=beam)[0] for i in range(8)]
+    assert together == alone
+    assert len({len(ids) for ids in together}) > 1  # the rows did finish at different steps

@@ -86,19 +86,21 @@ class LatentDecoder(nn.Module):
 
     def _greedy(self, z: torch.Tensor, max_tokens: int) -> list[list[int]]:
         state = self._start(z)
+        alive = torch.arange(z.shape[0], device=z.device)  # rows still decoding, in batch order
         token = torch.full((z.shape[0],), BOS, dtype=torch.long, device=z.device)
-        done = torch.zeros(z.shape[0], dtype=torch.bool, device=z.device)
         out: list[list[int]] = [[] for _ in range(z.shape[0])]
         for _ in range(max_tokens):
             logp, state = self._step(z, token, state)
             logp[:, [PAD, UNK]] = float("-inf")  # never write padding or an unknown word
             token = logp.argmax(dim=-1)
-            for i in (~done).nonzero().flatten().tolist():
-                if int(token[i]) != EOS:
-                    out[i].append(int(token[i]))
-            done |= token == EOS
-            if bool(done.all()):
+            going = token != EOS
+            for r, t in zip(alive[going].tolist(), token[going].tolist()):
+                out[r].append(t)
+            if not bool(going.any()):
                 break
+            # finished rows leave the batch
+            alive, z, token = alive[going], z[going], token[going]
+            state = (state[0][:, going], state[1][:, going])
         return out
 
     def _beam(self, z: torch.Tensor, max_tokens: int, width: int) -> list[list[int]]:
@@ -106,48 +108,53 @@ class LatentDecoder(nn.Module):
         step every live beam proposes its ``width`` best next tokens; per row the candidates are ranked by
         total log-probability, a candidate ending in EOS becomes a finished hypothesis (scored per token)
         and the best ``width`` others live on. A row stops when it has ``width`` finished hypotheses or no
-        live beam; at the end the live beams compete with the finished ones."""
+        live beam: its live beams then compete with the finished ones and its beams leave the batch, so a
+        step costs only the rows still decoding."""
         rows = z.shape[0]
         zz = z.repeat_interleave(width, dim=0)
         state = self._start(zz)
         seqs: list[list[list[int]]] = [[[] for _ in range(width)] for _ in range(rows)]
         scores = [[0.0] + [float("-inf")] * (width - 1) for _ in range(rows)]  # one live beam to start
         finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(rows)]
-        done = [False] * rows
+        alive = list(range(rows))  # rows still decoding; row alive[i] holds batch rows i*width .. i*width+width-1
         tokens = torch.full((rows * width,), BOS, dtype=torch.long, device=z.device)
         for _ in range(max_tokens):
             logp, state = self._step(zz, tokens, state)
             logp[:, [PAD, UNK]] = float("-inf")  # never write padding or an unknown word
             top = logp.topk(width, dim=-1)
             values, indices = top.values.tolist(), top.indices.tolist()
-            parents, next_tokens = [], []
-            for r in range(rows):
+            parents: list[int] = []
+            next_tokens: list[int] = []
+            still: list[int] = []
+            for i, r in enumerate(alive):
+                cands = [(scores[r][b] + lp, seqs[r][b] + [t], b)
+                         for b in range(width) if scores[r][b] > float("-inf")
+                         for lp, t in zip(values[i * width + b], indices[i * width + b])]
+                cands.sort(key=lambda c: -c[0])
                 keep: list[tuple[float, list[int], int]] = []
-                if not done[r]:
-                    cands = [(scores[r][b] + lp, seqs[r][b] + [t], b)
-                             for b in range(width) if scores[r][b] > float("-inf")
-                             for lp, t in zip(values[r * width + b], indices[r * width + b])]
-                    cands.sort(key=lambda c: -c[0])
-                    for score, seq, b in cands:
-                        if seq[-1] == EOS:
-                            finished[r].append((score / len(seq), seq[:-1]))
-                        else:
-                            keep.append((score, seq, b))
-                        if len(keep) == width:
-                            break
-                    if not keep or len(finished[r]) >= width:
-                        done[r] = True  # its live beams compete with the finished ones now
-                        finished[r] += [(sc / len(q), q) for sc, q, _ in keep]
-                        keep = []
+                for score, seq, b in cands:
+                    if seq[-1] == EOS:
+                        finished[r].append((score / len(seq), seq[:-1]))
+                    else:
+                        keep.append((score, seq, b))
+                    if len(keep) == width:
+                        break
+                if not keep or len(finished[r]) >= width:
+                    finished[r] += [(sc / len(q), q) for sc, q, _ in keep]  # the live beams compete now
+                    scores[r], seqs[r] = [], []
+                    continue
+                still.append(r)
                 scores[r] = [k[0] for k in keep] + [float("-inf")] * (width - len(keep))
                 seqs[r] = [k[1] for k in keep] + [[] for _ in range(width - len(keep))]
-                # empty slots (and finished rows) decode a dummy EOS from the row's first beam
-                parents += [r * width + k[2] for k in keep] + [r * width] * (width - len(keep))
+                # empty slots decode a dummy EOS from the row's first beam
+                parents += [i * width + k[2] for k in keep] + [i * width] * (width - len(keep))
                 next_tokens += [k[1][-1] for k in keep] + [EOS] * (width - len(keep))
-            if all(done):
+            alive = still
+            if not alive:
                 break
             index = torch.tensor(parents, device=z.device)
             state = (state[0][:, index], state[1][:, index])
+            zz = zz[index]
             tokens = torch.tensor(next_tokens, dtype=torch.long, device=z.device)
         out = []
         for r in range(rows):
