@@ -95,3 +95,8 @@ def test_mapping_is_symmetric_and_clean():
 def test_tokens_and_tags_must_align():
     with pytest.raises(ValueError, match="tags"):
         swap_tokens(["he"], [])
+
+
+def test_titles_before_names_take_their_counterpart_there(tagger):
+    out, _ = swap_gender("The narration by Sir Michael Redgrave is moving, sir. Dame Judi Dench and Lord Byron.", tagger)
+    assert out == "The narration by Dame Michael Redgrave is moving, ma'am. Sir Judi Dench and Lady Byron."

@@ -1,6 +1,6 @@
 import pytest
 
-from cfaug.nlp.inflect import can_be, indefinite_article, inflect, lemmas, match_case, reinflect
+from cfaug.nlp.inflect import can_be, indefinite_article, inflect, lemmas, match_case, plausible_tag, reinflect
 
 
 @pytest.mark.parametrize("word,upos,tag,expected", [
@@ -42,3 +42,19 @@ def test_indefinite_article(word, article):
 
 def test_match_case():
     assert match_case("Loved", "hated") == "Hated" and match_case("LOVED", "hated") == "HATED"
+
+
+@pytest.mark.parametrize("word,tag,expected", [
+    ("stunning", "NN", "JJ"),      # cannot be a noun: an adjective
+    ("loved", "NN", "VBN"),        # nor an adjective: a participle
+    ("awesome", "VBP", "JJ"),
+    ("pain", "JJ", "NN"),
+    ("movies", "JJ", "NNS"),
+    ("bored", "JJ", "JJ"),         # adjectival participles stay adjectives
+    ("film", "NN", "NN"),          # a tag the word can have stays
+    ("acting", "NN", "NN"),
+    ("zorbly", "NN", "NN"),        # unknown to the dictionary
+    ("the", "DT", "DT"),           # closed class
+])
+def test_plausible_tag_mends_a_class_the_word_cannot_have(word, tag, expected):
+    assert plausible_tag(word, tag) == expected

@@ -97,6 +97,9 @@ NAME_PAIRS: tuple[tuple[str, str], ...] = (
 
 #: titles swapped only when capitalized and tagged as nouns ("Miss Lee", not "a near miss" or "I miss her")
 _TITLES = {"mr", "mrs", "ms", "miss"}
+#: titles before a name, with their counterparts there ("Sir Michael" -> "Dame Michael", not the "ma'am" of
+#: "yes, sir")
+_NAME_TITLES = {"sir": "dame", "dame": "sir", "lord": "lady", "lady": "lord"}
 #: verb forms that are gendered words of the lists
 _VERB_FORMS = {"fathered", "mothered"}
 _FILES = ("generalized_swaps.txt", "extra_gendered_words.txt")
@@ -174,6 +177,8 @@ _AFTER_DETERMINER = ("NN", "JJ", "CD", "RB", "VBG", "VBN", "FW", "``", "AFX", "A
 def _swap_one(word: str, tag: str, next_tag: str | None, pairs: dict[str, str], names: bool,
               name_words: set[str]) -> str | None:
     low = word.lower()
+    if low in _NAME_TITLES and word[:1].isupper() and next_tag in {"NNP", "NNPS"}:
+        return match_case(word, _NAME_TITLES[low])
     target = pairs.get(low)
     if target is None:
         return None

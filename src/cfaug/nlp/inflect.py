@@ -48,6 +48,38 @@ def inflect(lemma: str, tag: str) -> str | None:
     return forms[0] if forms else None
 
 
+#: word classes to try, in order, when a tag gives a word a class the dictionary says it cannot have
+_FALLBACK = {"NOUN": ("ADJ", "VERB"), "ADJ": ("NOUN",), "VERB": ("ADJ", "NOUN")}
+
+
+def plausible_tag(word: str, tag: str) -> str:
+    """``tag``, unless it puts ``word`` in a word class the dictionary says the word cannot have: then the tag
+    of the first class it can have (adjective, verb or noun; ``_FALLBACK`` gives the order). A statistical
+    tagger often reads an attributive participle as a noun ("a stunning/NN performance"); "stunning" cannot be
+    a noun, so it becomes ``JJ`` and its replacement an adjective. Words the dictionary does not know, tags
+    of other classes and adjectival participles tagged ``JJ`` ("bored") are left as they are.
+
+    >>> plausible_tag("stunning", "NN"), plausible_tag("film", "NN"), plausible_tag("zorbly", "NN")
+    ('JJ', 'NN', 'NN')
+    """
+    upos = upos_of_tag(tag)
+    known = lemmas(word)
+    if upos not in _FALLBACK or not known or upos in known:
+        return tag
+    lower = word.lower()
+    if upos == "ADJ" and lower.endswith(("ing", "ed")):
+        return tag  # an adjectival participle ("bored"), which the dictionary may list as a verb only
+    for other in _FALLBACK[upos]:
+        if other not in known:
+            continue
+        if other == "ADJ":
+            return "JJ"
+        if other == "NOUN":
+            return "NNS" if known["NOUN"][0] != lower and lower.endswith("s") else "NN"
+        return "VBG" if lower.endswith("ing") else "VBN" if lower.endswith("ed") else "VB"
+    return tag
+
+
 def can_be(word: str, upos: str) -> bool:
     """Whether ``word`` can be a ``upos`` (adjective, verb, noun, adverb) by the dictionary."""
     return upos in lemmas(word)

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.method import agree_article
+from cfaug.methods.auto_cad.text import agree_article
 from cfaug.methods.auto_cad.ngram import BigramModel
 from cfaug.methods.auto_cad.replacements import LexiconProposer, ReplacementRequest, Weights, fit_word_class
 from cfaug.methods.auto_cad.text import Edit, apply_edits, tokenize
@@ -37,6 +37,21 @@ def test_candidates_take_the_replaced_words_class_and_form():
     assert out == [("hated", 1.0), ("despised", 0.5)]  # one form per lemma; an adjective cannot replace a verb
     req = ReplacementRequest("masterpiece", "a", ".", "negative", tag="NN")
     assert [c for c, _ in fit_word_class([("mess", 1.0), ("awful", 0.9), ("disasters", 0.5)], req)] == ["mess", "disaster"]
+
+
+@pytest.mark.parametrize("sentence,word", [
+    ("He gave a stunning performance.", "stunning"),
+    ("This fast-moving programmer has a satisfying emotional impact.", "satisfying"),
+    ("A disappointing ending ruined it.", "disappointing"),
+])
+def test_a_participle_the_tagger_calls_a_noun_is_replaced_by_an_adjective(sentence, word):
+    tag = tag_of(sentence, word)
+    assert tag == "NN"  # the tagger's error this guards against; an adjective fits
+    req = ReplacementRequest(word, "a", "performance", "negative" if word != "disappointing" else "positive",
+                             tag=tag)
+    cands = [("pain", 1.0), ("awful", 0.9), ("boredom", 0.8), ("terrific", 0.7), ("delight", 0.6)]
+    out = [c for c, _ in fit_word_class(cands, req)]
+    assert out == ["awful", "terrific"]
 
 
 def test_untagged_requests_keep_their_candidates():

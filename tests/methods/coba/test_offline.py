@@ -166,3 +166,20 @@ def test_negate_prob_negates_clauses_instead_of_replacing_their_words(nlp, plann
     negator = OfflinePlanner(planner.lexicon, planner.proposer, negate_prob=1.0)
     new, info = realise(negator, negator.plan(nlp(text), ["wonderful"], [], "positive", "negative"), text)
     assert new == "The film was not wonderful." and [e["kind"] for e in info["edits"]] == ["negation-insert"]
+
+
+@pytest.mark.parametrize("text,word", [
+    ("It is an excellent film with a great cast.", "excellent"),
+    ("It is a great film.", "great"),
+])
+def test_the_indefinite_article_agrees_with_the_replacement(nlp, planner, text, word):
+    from cfaug.nlp.inflect import indefinite_article
+
+    plan = planner.plan(nlp(text), [word], [], "positive", "negative")
+    for alternative in (0, 1):
+        new, info = realise(planner, plan, text, alternative=alternative)
+        edit = next(e for e in info["edits"] if word in e["old"])
+        article, replacement = edit["new"].split()[:2] if " " in edit["new"] else (None, edit["new"])
+        before = new[: new.index(replacement)].split()[-1]
+        assert before.lower() == indefinite_article(replacement), (new, edit)
+        assert article is None or article.lower() == before.lower()

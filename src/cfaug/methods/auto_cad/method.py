@@ -48,10 +48,9 @@ from cfaug.methods.auto_cad.replacements import (
     ReplacementRequest,
     Weights,
 )
-from cfaug.methods.auto_cad.text import (Edit, Token, apply_edits, match_case, sentence_members, sentence_spans,
-                                         tokenize)
+from cfaug.methods.auto_cad.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
+                                         sentence_spans, tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
-from cfaug.nlp.inflect import indefinite_article
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.folds import fold_of
@@ -829,28 +828,3 @@ def in_name(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
 
     first = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
     return not first and titled(i) and (titled(i - 1) or titled(i + 1))
-
-
-def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:
-    """``edit`` of ``tokens[i]``, widened to rewrite the indefinite article before it when the word that
-    now follows the article needs the other one ("a great film" -> "an awful film"; removing "excellent"
-    from "an excellent film" -> "a film")."""
-    if i == 0 or tokens[i - 1].lower not in ("a", "an") or tokens[i - 1].sentence != tokens[i].sentence:
-        return edit
-    art = tokens[i - 1]
-    if edit.new.strip():
-        following = edit.new.split()[0]
-    elif i + 1 < len(tokens) and tokens[i + 1].sentence == tokens[i].sentence and tokens[i + 1].is_word:
-        following = tokens[i + 1].text
-    else:
-        return edit
-    want = indefinite_article(following)
-    if want == art.lower:
-        return edit
-    article = match_case(art.text, want)
-    if edit.new.strip():
-        new = article + text[art.end:edit.start] + edit.new
-    else:  # removal: the article stays, in the form the next word needs
-        new = article
-    return Edit(art.start, edit.end, new, text[art.start:edit.end], edit.kind)
-

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cfaug.nlp.inflect import match_case
+from cfaug.nlp.inflect import indefinite_article, match_case
 
 __all__ = ["Edit", "Token", "apply_edits", "match_case", "sentence_spans", "tokenize"]
 
@@ -123,3 +123,27 @@ def _tidy(text: str) -> str:
     for pat, rep in _TIDY:
         text = pat.sub(rep, text)
     return text
+
+
+def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:
+    """``edit`` of ``tokens[i]``, widened to rewrite the indefinite article before it when the word that
+    now follows the article needs the other one ("a great film" -> "an awful film"; removing "excellent"
+    from "an excellent film" -> "a film")."""
+    if i == 0 or tokens[i - 1].lower not in ("a", "an") or tokens[i - 1].sentence != tokens[i].sentence:
+        return edit
+    art = tokens[i - 1]
+    if edit.new.strip():
+        following = edit.new.split()[0]
+    elif i + 1 < len(tokens) and tokens[i + 1].sentence == tokens[i].sentence and tokens[i + 1].is_word:
+        following = tokens[i + 1].text
+    else:
+        return edit
+    want = indefinite_article(following)
+    if want == art.lower:
+        return edit
+    article = match_case(art.text, want)
+    if edit.new.strip():
+        new = article + text[art.end:edit.start] + edit.new
+    else:  # removal: the article stays, in the form the next word needs
+        new = article
+    return Edit(art.start, edit.end, new, text[art.start:edit.end], edit.kind)

@@ -42,7 +42,7 @@ from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
 from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
 from cfaug.methods.auto_cad.replacements import ReplacementRequest
 from cfaug.methods.auto_cad.scores import score_edits
-from cfaug.methods.auto_cad.text import Edit, Token, apply_edits
+from cfaug.methods.auto_cad.text import Edit, Token, agree_article, apply_edits
 from cfaug.nlp.inflect import match_case
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.nlp.triples import Triple, extract_triples
@@ -200,7 +200,8 @@ class OfflinePlanner:
             unplaced = []
             for (i, t, _), cands in zip(requests, proposals):
                 tok = tokens[i]
-                alts = [Edit(tok.start, tok.end, match_case(tok.text, c), tok.text, "replace")
+                alts = [agree_article(doc.text, tokens, i, Edit(tok.start, tok.end, match_case(tok.text, c), tok.text,
+                                                                "replace"))
                         for c, _ in self._rank(cands, target_polarity or "")[: self.alternatives]]
                 if alts:
                     plan.slots.append(alts)
