@@ -56,9 +56,11 @@ class CoBAConfig(LLMConfig):
     ig_steps: int = param(20, "Integrated Gradients: steps of the path integral", min=2)
     classifier_epochs: int = param(4, "epochs of the torch classifiers of M (best epoch on held-out data kept)",
                                    min=1, fit=True)
-    spurious_words: str | None = param(None, "extra spurious words: a file with one word per line, or 'gender' for "
-                                       "the WinoBias gender words")
-    gender_swap: bool = param(True, "swap gendered words (he/she, his/her, actor/actress...) in every triple")
+    spurious_words: str | None = param("gender", "extra spurious words: a file with one word per line, 'gender' for "
+                                       "the WinoBias gender words, or none")
+    gender_swap: bool = param(False, "swap gendered words (he/she, his/her, actor/actress...) in every triple (the "
+                              "paper's step; off by default: swapping genders while flipping the label widens a "
+                              "classifier's gender gap)")
     swap_names: bool = param(False, "gender swap also first names")
     delete_prob: float = param(0.1, "probability that a normal triple (offline: a sentence of normal triples) is "
                                "deleted", min=0.0, max=1.0)
@@ -109,7 +111,7 @@ class CoBA(LLMMethod):
         "Choi et al.'s setup: an LLM extracts, edits and rebuilds the triples; only the ensemble's votes of the "
         "fine-tuned models decide principal and spurious words; mixed triples kept; no label check",
         params={"mode": "llm", "models": "", "k": 5, "tau": 0, "lexicon_principal": False, "edit_mixed": False,
-                "require_flip": False, "gender_swap": True, "candidates": 1},
+                "require_flip": False, "gender_swap": True, "spurious_words": None, "candidates": 1},
         needs={"models": "the fine-tuned classifiers M by local path, comma-separated (-p models=DIR1,...); the "
                          "paper used five BERT-family models (BERT-base/large, RoBERTa-large, DistilBERT, BART-base)"})}
 
