@@ -21,7 +21,7 @@ What is measured (all on the 1,707 original training reviews of CAD-IMDB, ``orig
    CrowS-Pairs and StereoSet scores of a local masked LM.
 7. Ten random CoBA rewrites; 8. the CoBA runs' own figures and each set's token edit rate.
 
-Run (from the repository root; the full run takes a while, CoBA alone about ten minutes on two cores):
+Run (from the repository root; the full run takes a while, CoBA alone about six minutes on two cores):
 
     python bench/coba.py                                          # writes bench/coba.results.md
     python bench/coba.py --config "no deletion:delete_prob=0"     # and another CoBA setting
