@@ -14,7 +14,7 @@ from cfaug.methods.auto_cad.lexicon import load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 from cfaug.methods.auto_cad.replacements import LexiconProposer
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS
-from cfaug.methods.coba.offline import OfflinePlanner, triple_texts
+from cfaug.methods.coba.offline import OfflinePlanner, domain_lexicon, triple_texts
 from cfaug.nlp import load_pipeline
 from cfaug.nlp.gender import swap_tokens
 
@@ -183,3 +183,27 @@ def test_the_indefinite_article_agrees_with_the_replacement(nlp, planner, text, 
         before = new[: new.index(replacement)].split()[-1]
         assert before.lower() == indefinite_article(replacement), (new, edit)
         assert article is None or article.lower() == before.lower()
+
+
+def test_a_domain_lexicon_drops_the_words_the_data_contradicts(nlp, planner):
+    lexicon = load_lexicon()
+    weights = {"funny": 0.5, "interesting": -0.8, "dull": -2.0, "great": 1.5, "crime": 0.1}
+
+    def push(words, target):
+        assert target == "positive"
+        return [weights.get(w, 0.0) for w in words]
+
+    adapted, dropped = domain_lexicon(lexicon, push, 0.2)
+    assert sorted(dropped) == ["funny", "interesting"]  # crime leans positive, but by less than the margin
+    assert adapted.polarity("funny") is None and adapted.polarity("interesting") is None
+    assert adapted.polarity("dull") == "negative" and adapted.polarity("great") == "positive"
+    assert adapted.polarity("crime") == lexicon.polarity("crime") == "negative"
+    # a dropped word is no opinion word: "funny" in a negative review is neither principal nor replaced
+    text = "It tried to be funny."
+    assert PRINCIPAL in planner.plan(nlp(text), [], [], "negative", "positive").categories
+    domain = OfflinePlanner(adapted, LexiconProposer(adapted, planner.proposer.bigram, None))
+    plan = domain.plan(nlp(text), [], [], "negative", "positive")
+    assert not plan.slots and plan.categories == [NORMAL] * len(plan.categories)
+    # and it is never proposed as a replacement
+    plan = domain.plan(nlp("The film was wonderful."), ["wonderful"], [], "positive", "negative")
+    assert all(e.new != "funny" for alts in plan.slots for e in alts)

@@ -85,6 +85,9 @@ class CoBAConfig(LLMConfig):
     negate_prob: float = param(0.0, "offline: share of the clauses with opinion words of the source label that "
                                "are negated instead of having those words replaced ('was great' -> 'was not great')",
                                min=0.0, max=1.0)
+    domain_margin: float = param(-1.0, "offline: lexicon words whose weight in the ensemble's TF-IDF model leans "
+                                 "to the other label by more than this are no opinion words in this data (funny, "
+                                 "twists, crime in film reviews); negative: the lexicon as shipped", min=-1.0)
     guide_weight: float = param(1.0, "offline: weight of the ensemble's TF-IDF model when choosing a replacement "
                                 "(its word weight toward the target, next to the proposer's prior; 0 = prior only)",
                                 min=0.0)
@@ -257,7 +260,13 @@ class CoBA(LLMMethod):
 
             self.nlp = load_pipeline(c.parser)
             linear = next((m for m in models.values() if hasattr(m, "linear_model")), None)
-            self.planner = OfflinePlanner(_load_lexicon(), _load_proposer(artifact_dir),
+            lexicon = _load_lexicon()
+            if linear is not None and c.domain_margin >= 0:
+                from cfaug.methods.coba.offline import domain_lexicon
+
+                lexicon, dropped = domain_lexicon(lexicon, _word_push(linear), c.domain_margin)
+                facts["domain_lexicon"] = {"margin": c.domain_margin, "dropped": dropped}
+            self.planner = OfflinePlanner(lexicon, _load_proposer(artifact_dir, lexicon),
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
                                           alternatives=c.candidates, guide=_word_push(linear) if linear else None,
                                           guide_weight=c.guide_weight, negate_neutral=c.negate_neutral,
@@ -501,12 +510,12 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
     return {"lexicon_words": len(words)}
 
 
-def _load_proposer(artifact_dir: Path) -> Any:
+def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
     from cfaug.methods.auto_cad.replacements import LexiconProposer, WordVectors
 
     with open(artifact_dir / "bigram.pkl", "rb") as fh:
         bigram = pickle.load(fh)
-    return LexiconProposer(_load_lexicon(), bigram, WordVectors.load(artifact_dir))
+    return LexiconProposer(lexicon, bigram, WordVectors.load(artifact_dir))
 
 
 __all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS"]

@@ -261,6 +261,19 @@ class OfflinePlanner:
         return " ".join(pieces), info
 
 
+def domain_lexicon(lexicon: Lexicon, push: Any, margin: float) -> tuple[Lexicon, list[str]]:
+    """The lexicon without the words the data contradicts: a positive word that the guide model ties to the
+    negative label by more than ``margin`` (``push(words, "positive") < -margin``), or a negative word tied
+    to the positive label by more than ``margin``. Words the model does not know are kept. Returns the new
+    lexicon and the dropped words."""
+    words = sorted(lexicon.positive | lexicon.negative)
+    toward_positive = push(words, "positive")
+    dropped = [w for w, p in zip(words, toward_positive)
+               if (w in lexicon.positive and p < -margin) or (w in lexicon.negative and p > margin)]
+    gone = set(dropped)
+    return Lexicon(lexicon.positive - gone, lexicon.negative - gone, lexicon.antonyms), dropped
+
+
 def triple_texts(plan: Plan, text: str, edits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each triple before and after the edits, with its category (for ``meta``)."""
     out = []
