@@ -38,7 +38,7 @@ def test_parse_tokens_keeps_the_tokenization(docs):
     # a second call with a given pipeline gives the same parse
     from cfaug.nlp.pipeline import load_pipeline
 
-    again = list(parse_tokens(SENTENCES[1:2], load_pipeline(exclude=("trainable_lemmatizer",)), batch_size=1))
+    again = list(parse_tokens(SENTENCES[1:2], load_pipeline(exclude=("lemmatizer",)), batch_size=1))
     assert [t.dep_ for t in again[0]] == [t.dep_ for t in docs[1]]
 
 

@@ -47,8 +47,8 @@ def test_loaded_once_per_process_and_described():
 
 
 def test_exclude_drops_components():
-    nlp = load_pipeline(exclude=("trainable_lemmatizer",))
-    assert "trainable_lemmatizer" not in nlp.pipe_names and "parser" in nlp.pipe_names
+    nlp = load_pipeline(exclude=("lemmatizer",))
+    assert "lemmatizer" not in nlp.pipe_names and "parser" in nlp.pipe_names
 
 
 def test_parse_batches_in_order():

@@ -4,10 +4,11 @@
     python tools/nlp/build.py --ud DIR --max-steps 600 --out /tmp/quick     # a quick, weaker model
 
 Steps: the treebank's train and dev CoNLL-U files are converted to spaCy's binary format (10 sentences per
-document, so the parser also learns where sentences end), a pipeline is trained from `en_ewt.cfg` beside
-this script (no pretrained vectors, CPU, seed 0, bounded by steps because spaCy has no time limit), and the
-best checkpoint on the dev split is copied to ``src/cfaug/resources/nlp/en_ewt`` with the treebank's
-license note. `bench/parser.py` then measures accuracy on the test split and speed.
+document, so the parser also learns where sentences end), a pipeline (tagger, morphologizer, parser) is
+trained from `en_ewt.cfg` beside this script (no pretrained vectors, CPU, seed 0, bounded by steps because
+spaCy has no time limit), a table lemmatizer (``cfaug.nlp.lemmatizer``) is fitted on the train split and
+added to the best checkpoint on the dev split, and the result is written to ``src/cfaug/resources/nlp/en_ewt``
+with the treebank's license note. `bench/parser.py` then measures accuracy on the test split and speed.
 
 The treebank (Universal Dependencies English Web Treebank) is licensed CC BY-SA 4.0; the trained model is a
 derivative of it and carries the same license (see LICENSE.md in the model folder).
@@ -25,6 +26,10 @@ import sys
 import time
 from pathlib import Path
 
+import spacy
+
+import cfaug.nlp.lemmatizer  # noqa: F401  (registers the cfaug_lemmatizer factory)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TARGET = REPO / "src" / "cfaug" / "resources" / "nlp" / "en_ewt"
@@ -33,8 +38,9 @@ LICENSE_NOTE = """# en_ewt: cfaug's English pipeline
 
 Trained by `tools/nlp/build.py` from the Universal Dependencies English Web Treebank (UD_English-EWT),
 train split, with the best checkpoint chosen on its dev split. Components: tok2vec, tagger (Penn Treebank
-tags), morphologizer (universal part of speech and features), trainable lemmatizer, dependency parser.
-No pretrained vectors.
+tags), morphologizer (universal part of speech and features), dependency parser, and a table lemmatizer
+learned from the same train split (cfaug's `cfaug_lemmatizer` factory, so cfaug must be installed to load
+this folder). No pretrained vectors.
 
 License: the treebank is distributed under the Creative Commons Attribution-ShareAlike 4.0 International
 license (CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/). This model is derived from it and is
@@ -79,15 +85,21 @@ def main() -> int:
     minutes = (time.perf_counter() - t0) / 60
 
     best = trained / "model-best"
+    nlp = spacy.load(best)
+    lemmatizer = nlp.add_pipe("cfaug_lemmatizer", name="lemmatizer")
+    table = lemmatizer.fit_conllu([args.ud / "en_ewt-ud-train.conllu"])
+    print(f"lemmatizer table: {table}", flush=True)
+    nlp.to_disk(best)
     meta_path = best / "meta.json"
     meta = json.loads(meta_path.read_text())
-    meta.update(name="en_ewt", version="1.0.0", license="CC BY-SA 4.0",
-                description="English tagger, morphologizer, lemmatizer and parser trained on UD English-EWT "
+    meta.update(name="en_ewt", version="1.1.0", license="CC BY-SA 4.0",
+                description="English tagger, morphologizer, parser and table lemmatizer trained on UD English-EWT "
                             "by cfaug's tools/nlp/build.py (no pretrained vectors).",
                 sources=[{"name": "UD English-EWT", "url": "https://universaldependencies.org/treebanks/en_ewt/",
                           "license": "CC BY-SA 4.0"}])
     steps = args.max_steps or int(re.search(r"^max_steps = (\d+)", args.config.read_text(), re.M).group(1))
-    meta.setdefault("cfaug", {}).update(training_minutes=round(minutes, 1), max_steps=steps, config=args.config.name)
+    meta.setdefault("cfaug", {}).update(training_minutes=round(minutes, 1), max_steps=steps, config=args.config.name,
+                                       lemmatizer=table)
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     (best / "LICENSE.md").write_text(LICENSE_NOTE)
     if args.out.exists():

@@ -28,7 +28,8 @@ turns them into one mapping:
 
 Swapping works on tokens, so words inside other words ("the", "heat", "shell") never change, and the case of
 each word is kept ("He" -> "She", "HIS" -> "HER"). Verbs are not swapped (tags ``VB*``) except the verb forms
-that are in the lists ("fathered" -> "mothered").
+that are in the lists ("fathered" -> "mothered") and words the dictionary knows only in another class (a
+"sir" the tagger took for a verb).
 
 >>> swap_gender("He thanked her for his book.")[0]
 'She thanked him for her book.'
@@ -42,7 +43,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from cfaug.nlp.inflect import match_case
+from cfaug.nlp.inflect import match_case, plausible_tag
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -187,8 +188,8 @@ def _swap_one(word: str, tag: str, next_tag: str | None, pairs: dict[str, str], 
             return None
     elif low in _TITLES and (tag not in {"NNP", "NN"} or not word[:1].isupper()):
         return None
-    elif tag.startswith("VB") and low not in _VERB_FORMS:
-        return None
+    elif tag.startswith("VB") and low not in _VERB_FORMS and plausible_tag(word, tag).startswith("VB"):
+        return None  # a verb ("to mother"), unless the dictionary says the word cannot be one ("sir")
     if low == "her":
         target = "his" if tag == "PRP$" else "him"
     elif low == "his":   # standing alone when so tagged, or when no noun phrase follows ("is his and")

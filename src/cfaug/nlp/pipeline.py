@@ -1,8 +1,8 @@
 """Loading English tagging and parsing pipelines that need no network.
 
 cfaug ships one pipeline, ``en_ewt``: a spaCy pipeline (tagger with Penn Treebank tags, morphologizer with
-universal parts of speech and features, trainable lemmatizer, dependency parser) trained on UD English-EWT
-by ``tools/nlp/build.py``. Any installed spaCy pipeline can be used instead, by package name
+universal parts of speech and features, dependency parser, and a table lemmatizer from :mod:`.lemmatizer`)
+trained on UD English-EWT by ``tools/nlp/build.py``. Any installed spaCy pipeline can be used instead, by package name
 (``en_core_web_sm``) or by folder. Nothing is ever downloaded.
 
 >>> nlp = load_pipeline()                      # the bundled en_ewt
@@ -72,6 +72,8 @@ def resolve_pipeline(name: str | None) -> Path | str:
 def _load(source: str, exclude: tuple[str, ...], only: tuple[str, ...] | None) -> Language:
     import spacy
 
+    import cfaug.nlp.lemmatizer  # noqa: F401  (registers the bundled pipeline's lemmatizer factory)
+
     try:
         nlp = spacy.load(source, exclude=list(exclude))
     except (OSError, ValueError) as exc:
@@ -87,7 +89,7 @@ def load_pipeline(name: str | None = None, *, exclude: Sequence[str] = (),
                   only: Sequence[str] | None = None) -> Language:
     """Load (once per process) the pipeline ``name``: ``None`` or ``"en_ewt"`` for the bundled one, a folder,
     or an installed spaCy package. ``exclude`` drops components that are not needed (e.g.
-    ``("trainable_lemmatizer",)``); ``only`` runs just the components named (e.g. ``("tok2vec", "tagger")``
+    ``("lemmatizer",)``); ``only`` runs just the components named (e.g. ``("tok2vec", "tagger")``
     for tags alone, several times faster than the whole pipeline)."""
     source = str(resolve_pipeline(name))
     with _lock:

@@ -35,7 +35,7 @@ def parse_tokens(sentences: Iterable[Sequence[str]], nlp: Language | None = None
 
     from cfaug.nlp.pipeline import load_pipeline
 
-    nlp = nlp if nlp is not None else load_pipeline(exclude=("trainable_lemmatizer",))
+    nlp = nlp if nlp is not None else load_pipeline(exclude=("lemmatizer",))
     docs = (Doc(nlp.vocab, words=list(tokens) or [""]) for tokens in sentences)
     yield from nlp.pipe(docs, batch_size=batch_size)
 

@@ -56,7 +56,7 @@ def read_unlabeled(path: str | Path, limit: int, seed: int, max_words: int) -> t
     rng.shuffle(unique)
     from cfaug.nlp.pipeline import load_pipeline
 
-    tokenizer = load_pipeline(exclude=("trainable_lemmatizer",)).tokenizer
+    tokenizer = load_pipeline(exclude=("lemmatizer",)).tokenizer
     out: list[list[str]] = []
     too_long = 0
     for text in unique:
@@ -114,7 +114,7 @@ def add_templates(pool: list[dict[str, Any]], *, max_depth: int = 0, prune_terms
     from cfaug.nlp.pipeline import load_pipeline
     from cfaug.nlp.templates import dependency_template, parse_tokens
 
-    nlp = load_pipeline(pipeline, exclude=("trainable_lemmatizer",))
+    nlp = load_pipeline(pipeline, exclude=("lemmatizer",))
     docs = parse_tokens((e["tokens"] for e in pool), nlp)
     for e, doc in zip(pool, docs):
         exclude: set[int] = set()
