@@ -703,7 +703,10 @@ def result_lines(sets: dict[str, AugSet], coba: dict[str, CobaConfig], svm: dict
 
 def write_results(bench: Bench, sections: dict[str, str], results: str, seconds: float) -> None:
     args = bench.args
-    rel = lambda s: s.replace(str(REPO) + "/", "").replace(str(REPO.parent) + "/", "../")  # noqa: E731
+    def rel(s: str) -> str:  # paths under the repository and beside it, shown relative (only where a path starts)
+        s = re.sub(r"(?<![\w/.])" + re.escape(str(REPO) + "/"), "", s)
+        return re.sub(r"(?<![\w/.])" + re.escape(str(REPO.parent) + "/"), "../", s)
+
     limited = (f"\n**Limited run** (`--limit {args.limit}`): only the first {args.limit} training reviews are "
                "rewritten (CoBA's ensemble is still trained on all 1,707; human CAD is the full set), so the "
                "numbers check the pipeline and are not results.\n") if args.limit else ""
