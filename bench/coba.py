@@ -366,7 +366,8 @@ def grid_table(bench: Bench, sets: dict[str, AugSet], result: dict) -> tuple[str
         ood = []
         for c in c_grid:
             for n in n_grid:
-                model = TfidfLinearJudge(model="svm", C=c, ngram_max=n, min_df=int(settings["min_df"]), seed=0).fit(x, y)
+                model = TfidfLinearJudge(model="svm", C=c, ngram_max=n, min_df=int(settings["min_df"]), seed=0)
+                model.fit(x, y)
                 accs = []
                 for t in tests:
                     probs = model.predict_proba(t.inputs)

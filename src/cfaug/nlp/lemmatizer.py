@@ -73,6 +73,7 @@ class TableLemmatizer:
         return doc
 
     def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterable[Doc]:
+        """:meth:`__call__` over a stream (``nlp.pipe`` calls this)."""
         for doc in docs:
             yield self(doc)
 

@@ -2,8 +2,8 @@
 
 cfaug ships one pipeline, ``en_ewt``: a spaCy pipeline (tagger with Penn Treebank tags, morphologizer with
 universal parts of speech and features, dependency parser, and a table lemmatizer from :mod:`.lemmatizer`)
-trained on UD English-EWT by ``tools/nlp/build.py``. Any installed spaCy pipeline can be used instead, by package name
-(``en_core_web_sm``) or by folder. Nothing is ever downloaded.
+trained on UD English-EWT by ``tools/nlp/build.py``. Any installed spaCy pipeline can be used instead, by
+package name (``en_core_web_sm``) or by folder. Nothing is ever downloaded.
 
 >>> nlp = load_pipeline()                      # the bundled en_ewt
 >>> doc = nlp("The food was not worth the price.")
