@@ -242,12 +242,17 @@ def eda_set(bench: Bench) -> AugSet:
                   "in-process: cfaug.evaluate.eda.eda_dataset(alpha=0.1, n_aug=1, seed=0)")
 
 
-def human_set(bench: Bench) -> AugSet:
-    """The human counterfactuals (new/train.tsv) with their originals paired by batch_id."""
+def paired_groups(bench: Bench) -> list[list[dict[str, str]]]:
+    """The rows of combined/paired/train_paired.tsv grouped by batch_id (an original and its revision)."""
     groups: dict[str, list[dict[str, str]]] = {}
     for row in read_tsv(bench.imdb / "combined" / "paired" / "train_paired.tsv"):
         groups.setdefault(row["batch_id"], []).append(row)
-    pairs = [(g[0]["Text"], g[1]["Text"]) for g in groups.values() if len(g) == 2]
+    return list(groups.values())
+
+
+def human_set(bench: Bench) -> AugSet:
+    """The human counterfactuals (new/train.tsv) with their originals paired by batch_id."""
+    pairs = [(g[0]["Text"], g[1]["Text"]) for g in paired_groups(bench) if len(g) == 2]
     path = bench.imdb / "new" / "train.tsv"
     return AugSet("human CAD", path, pairs, len(read_tsv(path)), None, "Kaushik et al. 2020, as released")
 
@@ -348,6 +353,7 @@ def grid_table(bench: Bench, sets: dict[str, AugSet], result: dict) -> tuple[str
     much of a difference between conditions is the single setting orig/dev (245 reviews) chose."""
     import numpy as np
 
+    from cfaug.classifiers import accuracy
     from cfaug.data.tasks import make_task
     from cfaug.evaluate.downstream import load_labelled
     from cfaug.judges.classifier import TfidfLinearJudge
@@ -368,11 +374,8 @@ def grid_table(bench: Bench, sets: dict[str, AugSet], result: dict) -> tuple[str
             for n in n_grid:
                 model = TfidfLinearJudge(model="svm", C=c, ngram_max=n, min_df=int(settings["min_df"]), seed=0)
                 model.fit(x, y)
-                accs = []
-                for t in tests:
-                    probs = model.predict_proba(t.inputs)
-                    pred = [model.labels[int(i)] for i in np.argmax(probs, axis=1)]
-                    accs.append(100 * float(np.mean([a == b for a, b in zip(pred, t.labels)])))
+                accs = [100 * accuracy([model.labels[i] for i in model.predict_proba(t.inputs).argmax(axis=1)],
+                                       t.labels) for t in tests]
                 ood.append(sum(accs) / len(accs))
         means[cond] = float(np.mean(ood))
         chosen = test_means(result, cond)["OOD mean"]
@@ -605,31 +608,28 @@ def coba_facts(sets: dict[str, AugSet], coba: dict[str, CobaConfig]) -> str:
 def judge_on_human(bench: Bench, run_dir: Path) -> str:
     """The share of human counterfactuals that CoBA's own cross-fitted judge gives their target label, each
     judged by the fold model not trained on its original (as CoBA judges its own rewrites)."""
-    import pickle
-
     from cfaug.data.io import read_dataset
     from cfaug.data.tasks import make_task
+    from cfaug.methods.coba.method import load_fold_judges
     from cfaug.training.folds import fold_of
 
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    artifacts = Path(find_key(manifest.get("method_facts", {}), "artifacts"))
-    judges = []
-    for path in sorted(artifacts.glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
-        with open(path, "rb") as fh:
-            judges.append(pickle.load(fh))
+    judges = load_fold_judges(Path(find_key(manifest.get("method_facts", {}), "artifacts")))
     ids = {r.text(): r.id for r in read_dataset(bench.train, make_task("sentiment")).records}
-    groups: dict[str, list[dict[str, str]]] = {}
-    for row in read_tsv(bench.imdb / "combined" / "paired" / "train_paired.tsv"):
-        groups.setdefault(row["batch_id"], []).append(row)
-    probs = []
-    for g in groups.values():
+    by_fold: dict[int, list[tuple[str, str]]] = {}  # fold -> (human counterfactual, its label)
+    for g in paired_groups(bench):
         origs = [r for r in g if r["Text"] in ids]
         if len(g) != 2 or len(origs) != 1:
             continue
         new = g[1] if g[0] is origs[0] else g[0]
-        judge = judges[fold_of(ids[origs[0]["Text"]], len(judges)) if len(judges) > 1 else 0]
-        p = judge.predict_proba([new["Text"]])[0]
-        probs.append(float(p[list(judge.labels).index(new["Sentiment"].lower())]))
+        fold = fold_of(ids[origs[0]["Text"]], len(judges)) if len(judges) > 1 else 0
+        by_fold.setdefault(fold, []).append((new["Text"], new["Sentiment"].lower()))
+    probs = []
+    for fold, rows in by_fold.items():
+        judge = judges[fold]
+        labels = list(judge.labels)
+        for p, (_, label) in zip(judge.predict_proba([text for text, _ in rows]), rows):
+            probs.append(float(p[labels.index(label)]))
     flipped = sum(p >= 0.5 for p in probs)
     return (f"The same judge (the defaults run's {len(judges)} fold models) gives {100 * flipped / len(probs):.1f}% "
             f"of the {len(probs)} human counterfactuals of these reviews their target label (mean probability "

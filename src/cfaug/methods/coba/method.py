@@ -239,10 +239,7 @@ class CoBA(LLMMethod):
                       "integrated-gradients": {"steps": c.ig_steps}}.get(base, {})
             methods.append(build_word_importance({"@importance": m, **params}))
         self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed)
-        self.judges = []
-        for path in sorted(artifact_dir.glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
-            with open(path, "rb") as fh:
-                self.judges.append(pickle.load(fh))
+        self.judges = load_fold_judges(artifact_dir)
         if not self.judges:
             self.judges = [build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))]
         self.judge = self.judges[0]
@@ -260,15 +257,16 @@ class CoBA(LLMMethod):
 
             self.nlp = load_pipeline(c.parser)
             linear = next((m for m in models.values() if hasattr(m, "linear_model")), None)
+            push = _word_push(linear) if linear is not None else None
             lexicon = _load_lexicon()
-            if linear is not None and c.domain_margin >= 0:
+            if push is not None and c.domain_margin >= 0:
                 from cfaug.methods.coba.offline import domain_lexicon
 
-                lexicon, dropped = domain_lexicon(lexicon, _word_push(linear), c.domain_margin)
+                lexicon, dropped = domain_lexicon(lexicon, push, c.domain_margin)
                 facts["domain_lexicon"] = {"margin": c.domain_margin, "dropped": dropped}
             self.planner = OfflinePlanner(lexicon, _load_proposer(artifact_dir, lexicon),
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
-                                          alternatives=c.candidates, guide=_word_push(linear) if linear else None,
+                                          alternatives=c.candidates, guide=push,
                                           guide_weight=c.guide_weight, negate_neutral=c.negate_neutral,
                                           negate_prob=c.negate_prob)
             facts["guide"] = getattr(linear, "name", None)
@@ -510,6 +508,16 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
     return {"lexicon_words": len(words)}
 
 
+def load_fold_judges(artifact_dir: Path) -> list[Any]:
+    """The cross-fitted label judges a CoBA training stage saved (``judge-fold<f>.pkl``), in fold order;
+    empty when the stage saved none."""
+    judges = []
+    for path in sorted(Path(artifact_dir).glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
+        with open(path, "rb") as fh:
+            judges.append(pickle.load(fh))
+    return judges
+
+
 def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
     from cfaug.methods.auto_cad.replacements import LexiconProposer, WordVectors
 
@@ -518,4 +526,4 @@ def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
     return LexiconProposer(lexicon, bigram, WordVectors.load(artifact_dir))
 
 
-__all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS"]
+__all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS", "load_fold_judges"]
