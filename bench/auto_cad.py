@@ -81,10 +81,15 @@ DEV_STUDY = [
     ("dev", "flip filter, min_target_prob=0.5 (the former default)",
      ["-p", "require_flip=true", "-p", "min_target_prob=0.5"]),
     ("dev", "no flip filter, min_target_prob=0.5", ["-p", "min_target_prob=0.5"]),
-    ("dev", "no flip filter, min_target_prob=0.6 (default)", []),
-    ("dev", "no flip filter, min_target_prob=0.7", ["-p", "min_target_prob=0.7"]),
+    ("dev", "no flip filter, min_target_prob=0.6", ["-p", "min_target_prob=0.6"]),
+    ("dev", "no flip filter, min_target_prob=0.7 (default)", []),
     ("dev", "no flip filter, min_target_prob=0.9", ["-p", "min_target_prob=0.9"]),
-    ("dev", "no flip filter, min_target_prob=0.6, negations=opinion", ["-p", "negations=opinion"]),
+    ("dev", "no flip filter, min_target_prob=0.6, negations=opinion",
+     ["-p", "min_target_prob=0.6", "-p", "negations=opinion"]),
+    ("dev", "no flip filter, min_target_prob=0.6, negation_weight=3",
+     ["-p", "min_target_prob=0.6", "-p", "negation_weight=3"]),
+    ("dev", "no flip filter, min_target_prob=0.7, negation_weight=3", ["-p", "negation_weight=3"]),
+    ("dev", "no flip filter, min_target_prob=0.7, negator_removal=minimal", ["-p", "negator_removal=minimal"]),
 ]
 
 

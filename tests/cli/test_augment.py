@@ -84,7 +84,7 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
         # no flip filter by default: every rewrite is written with C's graded confidence
         assert meta["passed"] is True and meta["edits"] and "flip" not in meta["filters"]
         assert meta["confidence"] == meta["own_judge"]["target_prob"]
-        assert meta["own_judge"]["flipped"] == (meta["confidence"] >= 0.6)
+        assert meta["own_judge"]["flipped"] == (meta["confidence"] >= AutoCADConfig().min_target_prob)
         assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"] <= AutoCADConfig.max_edit_rate
         assert meta["similarity"] >= 0.5 and meta["causal_terms"]
 

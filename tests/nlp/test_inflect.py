@@ -47,6 +47,8 @@ def test_match_case():
 @pytest.mark.parametrize("word,tag,expected", [
     ("stunning", "NN", "JJ"),      # cannot be a noun: an adjective
     ("loved", "NN", "VBN"),        # nor an adjective: a participle
+    ("beckons", "NNS", "VBZ"),     # a verb in the form the word has ("Hollywood beckons/NNS")
+    ("ran", "NN", "VBD"),
     ("awesome", "VBP", "JJ"),
     ("pain", "JJ", "NN"),
     ("movies", "JJ", "NNS"),

@@ -76,7 +76,9 @@ def plausible_tag(word: str, tag: str) -> str:
             return "JJ"
         if other == "NOUN":
             return "NNS" if known["NOUN"][0] != lower and lower.endswith("s") else "NN"
-        return "VBG" if lower.endswith("ing") else "VBN" if lower.endswith("ed") else "VB"
+        lemma = known["VERB"][0]
+        # the verb form the word is ("beckons" -> VBZ); past participle before past tense for "-ed"
+        return next((t for t in ("VBZ", "VBG", "VBN", "VBD") if inflect(lemma, t) == lower), "VB")
     return tag
 
 

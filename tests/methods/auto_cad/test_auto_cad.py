@@ -129,7 +129,9 @@ def test_each_variant_makes_its_kind_of_edit(default_results, items):
                     assert cf.meta["variant"] == "rm-ct" and e["new"] in ("", "a", "an", "A", "An")
                     assert LEX.polarity(without_article(e["old"])) == item.record.label
                 elif e["kind"] == "negation":
-                    assert e["old"].lower() in NEGATORS or e["old"].lower().endswith("n't")
+                    # the negator, or a span that starts with it ("didn't enjoy" -> "enjoyed")
+                    words = e["old"].lower().replace("n't", " n't").split()
+                    assert any(w in NEGATORS or w == "n't" for w in words[:3])
                 else:
                     assert e["kind"] == "replace" and cf.meta["variant"] == "rep-ct"
                     assert LEX.polarity(without_article(e["new"])) == item.target  # a word of the target's polarity
@@ -464,7 +466,7 @@ def test_by_default_every_rewrite_is_kept_with_a_graded_confidence(default_metho
     assert {str(cf.fields) for cf in strict if cf.passed} == {
         str(cf.fields) for cf in kept if cf.passed and cf.meta["confidence"] >= m.config.min_target_prob
         and cf.meta["own_judge"]["flipped"]}
-    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.6
+    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.7
 
 
 def test_names_are_never_edited(default_method, task):

@@ -59,3 +59,45 @@ def test_method_chooses_negation_and_never_negates_twice(tmp_path):
     text = rep.fields["text"]
     assert text.count(" not ") == kinds.count("negation-insert") and "not not" not in text
     assert "excellent waste" not in text and "awful" in text  # a negated stretch keeps its words
+
+
+def remove_negator(text, negator, lexicon=True):
+    from cfaug.methods.auto_cad.lexicon import load_lexicon
+    from cfaug.methods.auto_cad.negation import negator_removal
+
+    tokens = tokenize(text)
+    i = next(k for k, t in enumerate(tokens) if t.lower == negator)
+    return apply_edits(text, [negator_removal(tokens, i, text, load_lexicon() if lexicon else None)])
+
+
+@pytest.mark.parametrize("text,negator,expected", [
+    ("I did not like the ending.", "not", "I liked the ending."),
+    ("She doesn't really work well here.", "n't", "She really works well here."),
+    ("It does not have any good scenes.", "not", "It has some good scenes."),
+    ("First of all, they didn't cast anyone in a title role.", "n't", "First of all, they cast someone in a title role."),
+    ("I have never seen anything like it.", "never", "I have seen something like it."),
+    ("It isn't any better than the first.", "n't", "It is better than the first."),
+    ("It wasn't any good.", "n't", "It was good."),
+    ("I won't watch it again.", "n't", "I will watch it again."),
+    ("This movie never panders to the audience.", "never", "This movie panders to the audience."),
+])
+def test_negator_removal_keeps_the_sentence_idiomatic(text, negator, expected):
+    assert remove_negator(text, negator) == expected
+
+
+@pytest.mark.parametrize("text,negator,expected", [
+    ("Don't waste your time.", "n't", "Do waste your time."),        # an imperative keeps its "do"
+    ("Why didn't they stop?", "n't", "Why did they stop?"),          # so does a question
+    ("He didn't.", "n't", "He did."),                                # no verb to take the tense
+    ("I didn't find it funny at any point.", "n't", "I found it funny at any point."),  # "funny" bars the span
+])
+def test_negator_removal_leaves_what_it_cannot_rewrite_safely(text, negator, expected):
+    assert remove_negator(text, negator) == expected
+
+
+def test_without_the_text_only_the_negator_goes():
+    from cfaug.methods.auto_cad.negation import negator_removal
+
+    text = "I did not like the ending."
+    tokens = tokenize(text)
+    assert apply_edits(text, [negator_removal(tokens, 2)]) == "I did like the ending."

@@ -110,7 +110,7 @@ class AutoCADConfig:
     lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
     antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)
     pairs_weight: float = param(2.0, "bonus for substitutions mined from --pairs", min=0.0)
-    min_target_prob: float = param(0.6, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
+    min_target_prob: float = param(0.7, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
                                    "editing until it is reached, and require_flip drops rewrites below it",
                                    min=0.0, max=1.0)
     require_flip: bool = param(False, "filter: drop rewrites C does not give the target (with min_target_prob); off: "
@@ -123,6 +123,10 @@ class AutoCADConfig:
                                   "keeps > 0.55)", min=0.0, max=1.0)
     moverscore_model: str | None = param(None, "min_moverscore: local encoder folder for the MoverScore (default: "
                                          "the packaged MiniLM's token vectors)")
+    negator_removal: str = param("idiomatic", "how a negator is removed: idiomatic (do-support collapses, 'didn't "
+                                 "like' -> 'liked', and the clause's any-word turns positive, 'never saw anything' -> "
+                                 "'saw something') or minimal (the negator alone goes: 'did like', 'saw anything')",
+                                 choices=("idiomatic", "minimal"))
     negations: str = param("all", "negators RM-CT and REP-CT may remove: all (also bare ones the classifier finds "
                            "important, which can change a fact: 'I have not read the book'), or opinion (only "
                            "those negating an opinion word: 'not good'; fewer flips on CAD-IMDB)",
@@ -148,6 +152,7 @@ PAPER = Preset(
             "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "min_target_prob": 0.5,
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
+            "negator_removal": "minimal",
             "alternatives": 1},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
                   "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})
@@ -556,7 +561,7 @@ class AutoCAD(Method):
             for a in range(c.alternatives):
                 # alternative a takes each term's a-th option (its last when it has fewer)
                 plan = _one_negator((opts[min(a, len(opts) - 1)] for opts in options[i]), tokens)
-                plan += [(self._removal(tokens, t), t) for t in terms if t.kind == "negation"]
+                plan += [(self._removal(tokens, t, text_of[i]), t) for t in terms if t.kind == "negation"]
                 plan = [(e, t) for e, t in plan
                         if not any(e.start < hi and lo < e.end or e.start == lo for lo, hi in taken)]
                 plan.sort(key=lambda et: -et[1].importance)
@@ -629,7 +634,8 @@ class AutoCAD(Method):
         if term.kind == "word":
             edit = Edit(tok.start, tok.end, "", tok.text, "remove")
             return agree_article(text, tokens, term.head, edit) if text else edit
-        return negator_removal(tokens, term.head)
+        idiomatic = self.config.negator_removal == "idiomatic"
+        return negator_removal(tokens, term.head, text if idiomatic else "", self.lexicon)
 
     def _finish(self, clf: Any, items: Sequence[WorkItem], docs: list[Any],
                 pending: list[tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]],

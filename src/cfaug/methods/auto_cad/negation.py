@@ -5,16 +5,19 @@ film"; "I loved it" -> "I did not love it". A negator is inserted after the near
 before the word in the same clause (up to four words back, across determiners, adverbs and adjectives
 only), or a main verb in the simple past or present becomes do + not + its base form. Sentences that
 already carry a negator before the word are left alone. The other way, :func:`negator_removal`, removes a
-negator ("not good" -> "good", "won't" -> "will"): RM-CT's negation edit, shared with CoBA.
+negator ("not good" -> "good", "won't" -> "will"): RM-CT's negation edit, shared with CoBA. Given the
+text, it also undoes do-support ("didn't like it" -> "liked it", not "did like it") and turns the
+negative-polarity word the negator licensed into its positive form ("never saw anything" -> "saw
+something", "not any better" -> "better").
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS
+from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
 from cfaug.methods.auto_cad.text import Edit, Token, match_case
-from cfaug.nlp.inflect import lemmas
+from cfaug.nlp.inflect import inflect, lemmas
 
 #: auxiliaries and copulas after which "not" goes
 AUXILIARIES = {"is", "was", "are", "were", "am", "be", "been", "'s", "'re", "'m", "has", "have", "had", "will",
@@ -54,8 +57,61 @@ def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> E
     return None
 
 
-def negator_removal(tokens: Sequence[Token], i: int) -> Edit:
-    """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will")."""
+#: negative-polarity words and their forms once the negator is gone ("not ... anything" -> "something")
+NPI = {"any": "some", "anyone": "someone", "anybody": "somebody", "anything": "something",
+       "anywhere": "somewhere"}
+#: words after which "any" is a degree word to drop, not a determiner ("not any better" -> "better")
+_DEGREE_AFTER_ANY = {"better", "worse", "more", "less", "different", "longer", "easier", "smarter", "funnier"}
+#: after a copula, "any good" is a degree too ("isn't any good" -> "is good"; "have any good scenes" keeps "some")
+_COPULAS = {"is", "was", "are", "were", "be", "been", "'s", "'re", "'m", "am", "not", "n't"}
+#: tags of do-support: the finite verb the collapsed "do + not + verb" becomes
+_DO_TAG = {"do": "VBP", "does": "VBZ", "did": "VBD"}
+#: adverbs that may sit between the negated auxiliary and its verb ("didn't really like")
+_INNER_ADVERBS = {"really", "even", "actually", "quite", "exactly", "particularly", "always", "ever", "much",
+                  "entirely", "fully", "totally", "completely", "necessarily", "just", "truly"}
+_CLAUSE_END = {",", ";", ":", ".", "!", "?", "but", "and", "or", "because", "though", "although", "which", "that",
+               "-", "(", ")"}
+
+
+def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Lexicon | None = None) -> Edit:
+    """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will").
+
+    With ``text`` (the text the tokens index), the sentence stays idiomatic: do-support collapses into the
+    finite verb ("didn't like" -> "liked", "doesn't work" -> "works"; not at the start of a sentence or in a
+    question, where "do" is an imperative or an inversion), and the first negative-polarity word of the
+    clause takes its positive form ("never saw anything" -> "saw something"; "isn't any better" -> "is
+    better"). Words between the negator and that word stay as they are; ``lexicon`` (an opinion lexicon)
+    keeps the edit from spanning an opinion word, which another edit may need."""
+    tok = tokens[i]
+    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    if not text:
+        return _bare_removal(tokens, i)
+    collapsed = _collapse_do(tokens, i, prev, text)
+    if collapsed is not None:
+        start, end, new = collapsed
+    else:
+        base = _bare_removal(tokens, i)
+        start, end, new = base.start, base.end, base.new
+    npi = _npi_after(tokens, i, lexicon)
+    if npi is None or tokens[npi].start < end:
+        if collapsed is None:
+            return _bare_removal(tokens, i)
+        return Edit(start, end, new, text[start:end], "negation")
+    word = tokens[npi]
+    nxt = tokens[npi + 1] if npi + 1 < len(tokens) and tokens[npi + 1].sentence == word.sentence else None
+    degree = nxt is not None and (nxt.lower in _DEGREE_AFTER_ANY or (
+        nxt.lower in ("good", "bad") and tokens[npi - 1].lower in _COPULAS))
+    if word.lower == "any" and degree:
+        replacement, npi_end = "", nxt.start  # "any better" -> "better"
+    else:
+        replacement, npi_end = match_case(word.text, NPI[word.lower]), word.end
+    middle = text[end:word.start]
+    if not new:  # the negator goes with one space next to it
+        middle = middle.lstrip() if start == 0 or text[start - 1].isspace() else middle
+    return Edit(start, npi_end, new + middle + replacement, text[start:npi_end], "negation")
+
+
+def _bare_removal(tokens: Sequence[Token], i: int) -> Edit:
     tok = tokens[i]
     if tok.lower == "n't" and i > 0:
         prev = tokens[i - 1]
@@ -64,3 +120,48 @@ def negator_removal(tokens: Sequence[Token], i: int) -> Edit:
             return Edit(prev.start, tok.end, match_case(prev.text, aux), prev.text + tok.text, "negation")
     new = NEGATORS.get(tok.lower, "")
     return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
+
+
+def _collapse_do(tokens: Sequence[Token], i: int, prev: Token | None, text: str) -> tuple[int, int, str] | None:
+    """``(start, end, new)`` rewriting "do/does/did + not/n't [adverb] verb" as the finite verb, or None."""
+    tok = tokens[i]
+    if prev is None or prev.lower not in _DO_TAG or tok.lower not in ("not", "n't"):
+        return None
+    first = next(k for k in range(i, -1, -1) if k == 0 or tokens[k - 1].sentence != tok.sentence)
+    if first == i - 1:
+        return None  # "Don't go", "Didn't they?": an imperative or an inversion
+    sentence = [t for t in tokens[i:] if t.sentence == tok.sentence]
+    if any(t.text == "?" for t in sentence):
+        return None
+    j = i + 1
+    adverbs = []
+    while j < len(tokens) and tokens[j].sentence == tok.sentence and tokens[j].lower in _INNER_ADVERBS \
+            and len(adverbs) < 1:
+        adverbs.append(tokens[j])
+        j += 1
+    if j >= len(tokens) or tokens[j].sentence != tok.sentence or not tokens[j].is_word:
+        return None
+    verb = tokens[j]
+    if (verb.lower in AUXILIARIES and verb.lower != "have") or verb.lower in NEGATORS \
+            or verb.lower not in lemmas(verb.lower).get("VERB", ()):  # after do, "have" is a main verb
+        return None
+    form = inflect(verb.lower, _DO_TAG[prev.lower])
+    if not form:
+        return None
+    adverb = "".join(a.text + " " for a in adverbs if a.lower != "ever")
+    return prev.start, verb.end, match_case(prev.text, adverb + form) if prev.text[:1].isupper() else adverb + form
+
+
+def _npi_after(tokens: Sequence[Token], i: int, lexicon: Lexicon | None) -> int | None:
+    """Index of the first negative-polarity word in the clause after the negator ``tokens[i]`` (within six
+    tokens, no opinion word of ``lexicon`` before it), or None."""
+    tok = tokens[i]
+    for j in range(i + 1, min(len(tokens), i + 7)):
+        t = tokens[j]
+        if t.sentence != tok.sentence or t.lower in _CLAUSE_END or t.lower in NEGATORS:
+            return None
+        if t.lower in NPI:
+            return j
+        if lexicon is not None and lexicon.polarity(t.lower):
+            return None
+    return None
