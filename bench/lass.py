@@ -429,9 +429,9 @@ def main() -> int:
             table4.insert(0, (f"pairs only, 1/{share} of the pairs", sub["facts"]["disae"]["pairs"],
                               reconstruction(folder, heldout, lm)))
     groups = [g for f in GROUP_FILES for g in read_groups(Path(args.data) / "opinion-summaries" / f)]
-    blocks = [consistent_groups(Path(args.data), args.consistent_groups, block=b) for b in (0, 1)]
-    consistent = blocks[1] if args.dev else blocks[0]
-    real = real_negatives(Path(args.data), len(read_tsv(WORK / "lass_negatives.tsv")), blocks[0])
+    reported = consistent_groups(Path(args.data), args.consistent_groups)
+    consistent = consistent_groups(Path(args.data), args.consistent_groups, block=1) if args.dev else reported
+    real = real_negatives(Path(args.data), len(read_tsv(WORK / "lass_negatives.tsv")), reported)
     conditions = [("corpus", "skewed corpus alone", []),
                   ("pairs", "+ pair maker's negative rewrites (large model only)", [WORK / "pair_negatives.tsv"]),
                   ("lass", "+ LASS output", [WORK / "lass_negatives.tsv"]),

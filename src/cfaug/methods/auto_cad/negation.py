@@ -82,21 +82,14 @@ def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Le
     clause takes its positive form ("never saw anything" -> "saw something"; "isn't any better" -> "is
     better"). Words between the negator and that word stay as they are; ``lexicon`` (an opinion lexicon)
     keeps the edit from spanning an opinion word, which another edit may need."""
-    tok = tokens[i]
-    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    bare = _bare_removal(tokens, i)
     if not text:
-        return _bare_removal(tokens, i)
-    collapsed = _collapse_do(tokens, i, prev, text)
-    if collapsed is not None:
-        start, end, new = collapsed
-    else:
-        base = _bare_removal(tokens, i)
-        start, end, new = base.start, base.end, base.new
+        return bare
+    collapsed = _collapse_do(tokens, i, text)
+    start, end, new = collapsed if collapsed is not None else (bare.start, bare.end, bare.new)
     npi = _npi_after(tokens, i, lexicon)
     if npi is None or tokens[npi].start < end:
-        if collapsed is None:
-            return _bare_removal(tokens, i)
-        return Edit(start, end, new, text[start:end], "negation")
+        return bare if collapsed is None else Edit(start, end, new, text[start:end], "negation")
     word = tokens[npi]
     nxt = tokens[npi + 1] if npi + 1 < len(tokens) and tokens[npi + 1].sentence == word.sentence else None
     degree = nxt is not None and (nxt.lower in _DEGREE_AFTER_ANY or (
@@ -122,21 +115,21 @@ def _bare_removal(tokens: Sequence[Token], i: int) -> Edit:
     return Edit(tok.start, tok.end, match_case(tok.text, new) if new else "", tok.text, "negation")
 
 
-def _collapse_do(tokens: Sequence[Token], i: int, prev: Token | None, text: str) -> tuple[int, int, str] | None:
+def _collapse_do(tokens: Sequence[Token], i: int, text: str) -> tuple[int, int, str] | None:
     """``(start, end, new)`` rewriting "do/does/did + not/n't [adverb] verb" as the finite verb, or None."""
     tok = tokens[i]
-    if prev is None or prev.lower not in _DO_TAG or tok.lower not in ("not", "n't"):
+    if i == 0 or tokens[i - 1].sentence != tok.sentence:
         return None
-    first = next(k for k in range(i, -1, -1) if k == 0 or tokens[k - 1].sentence != tok.sentence)
-    if first == i - 1:
+    prev = tokens[i - 1]
+    if prev.lower not in _DO_TAG or tok.lower not in ("not", "n't"):
+        return None
+    if i == 1 or tokens[i - 2].sentence != tok.sentence:
         return None  # "Don't go", "Didn't they?": an imperative or an inversion
-    sentence = [t for t in tokens[i:] if t.sentence == tok.sentence]
-    if any(t.text == "?" for t in sentence):
+    if any(t.text == "?" for t in tokens[i:] if t.sentence == tok.sentence):
         return None
     j = i + 1
-    adverbs = []
-    while j < len(tokens) and tokens[j].sentence == tok.sentence and tokens[j].lower in _INNER_ADVERBS \
-            and len(adverbs) < 1:
+    adverbs = []  # at most one ("didn't really like")
+    if j < len(tokens) and tokens[j].sentence == tok.sentence and tokens[j].lower in _INNER_ADVERBS:
         adverbs.append(tokens[j])
         j += 1
     if j >= len(tokens) or tokens[j].sentence != tok.sentence or not tokens[j].is_word:
@@ -149,7 +142,7 @@ def _collapse_do(tokens: Sequence[Token], i: int, prev: Token | None, text: str)
     if not form:
         return None
     adverb = "".join(a.text + " " for a in adverbs if a.lower != "ever")
-    return prev.start, verb.end, match_case(prev.text, adverb + form) if prev.text[:1].isupper() else adverb + form
+    return prev.start, verb.end, match_case(prev.text, adverb + form)
 
 
 def _npi_after(tokens: Sequence[Token], i: int, lexicon: Lexicon | None) -> int | None:
