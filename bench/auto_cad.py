@@ -90,6 +90,12 @@ DEV_STUDY = [
      ["-p", "min_target_prob=0.6", "-p", "negation_weight=3"]),
     ("dev", "no flip filter, min_target_prob=0.7, negation_weight=3", ["-p", "negation_weight=3"]),
     ("dev", "no flip filter, min_target_prob=0.7, negator_removal=minimal", ["-p", "negator_removal=minimal"]),
+    ("dev", "no flip filter, min_target_prob=0.7, content_words=all (every noun and verb of the lexicon)",
+     ["-p", "content_words=all"]),
+    # C trained on the 1,707 train originals instead of the 245 dev reviews it edits: more words it weighs
+    ("dev", "C trained on orig/train.tsv (classifier_data)", ["-p", "classifier_data={cad}/orig/train.tsv"]),
+    ("dev", "C trained on orig/train.tsv (classifier_data), content_words=all",
+     ["-p", "classifier_data={cad}/orig/train.tsv", "-p", "content_words=all"]),
 ]
 
 
@@ -145,6 +151,7 @@ def main() -> int:
     notes: list[str] = []
     configs = DEV_STUDY if args.dev_study else CONFIGS[1:2] if args.quick else CONFIGS
     for n_conf, (split, label, extra) in enumerate(configs):
+        extra = [a.format(cad=cad) for a in extra]
         res = run_split(cad / "orig" / f"{split}.tsv", work, extra, f"c{n_conf}")
         rows, s = res["rows"], res["summary"]
         human = human_pairs(cad / "combined" / "paired" / f"{split}_paired.tsv")

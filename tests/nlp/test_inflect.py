@@ -60,3 +60,13 @@ def test_match_case():
 ])
 def test_plausible_tag_mends_a_class_the_word_cannot_have(word, tag, expected):
     assert plausible_tag(word, tag) == expected
+
+
+def test_usual_share_says_which_classes_readers_meet():
+    from cfaug.nlp.inflect import can_be, usual_share, usually
+
+    assert can_be("quiet", "NOUN") and not usually("quiet", "NOUN")  # listed as a noun, used as an adjective
+    assert usually("quiet", "ADJ") and usually("win", "VERB") and usually("fun", "ADJ")
+    assert usual_share("hate", "VERB") > 0.9 and usual_share("gem", "NOUN") == 1.0
+    assert usual_share("zorbly", "NOUN") is None and not usually("zorbly", "NOUN")  # unknown: the dictionary
+    assert usual_share("killer", "AUX") == usual_share("killer", "VERB")

@@ -82,6 +82,51 @@ def plausible_tag(word: str, tag: str) -> str:
     return tag
 
 
+#: the columns of the shipped word-class table (``resources/nlp/word_classes.tsv``, made by
+#: ``tools/nlp/word_classes.py``): how often the bundled tagger put each word in each class in review text
+WORD_CLASS_COLUMNS = ("ADJ", "ADV", "NOUN", "VERB", "OTHER")
+#: a word seen fewer times than this in the table's corpora is judged by the dictionary alone
+MIN_CLASS_EVIDENCE = 10
+
+
+@lru_cache(maxsize=1)
+def _word_class_table() -> dict[str, tuple[int, ...]]:
+    from importlib import resources
+
+    path = resources.files("cfaug.resources") / "nlp" / "word_classes.tsv"
+    if not path.is_file():
+        return {}
+    table = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        word, *counts = line.split("\t")
+        table[word] = tuple(int(c) for c in counts)
+    return table
+
+
+def usual_share(word: str, upos: str) -> float | None:
+    """The share of ``word``'s uses in review text that are of the class ``upos`` (ADJ, ADV, NOUN, VERB;
+    AUX counts as VERB), by the shipped word-class table, or None when the table has seen the word fewer
+    than ``MIN_CLASS_EVIDENCE`` times. A dictionary lists every class a word can have; this says which
+    ones readers meet ("quiet" is almost always an adjective, "win" a verb and sometimes a noun).
+
+    >>> usual_share("quiet", "NOUN") < 0.05 < usual_share("quiet", "ADJ")
+    True
+    """
+    counts = _word_class_table().get(word.lower())
+    if counts is None or sum(counts) < MIN_CLASS_EVIDENCE:
+        return None
+    col = WORD_CLASS_COLUMNS.index("VERB" if upos == "AUX" else upos) if upos in WORD_CLASS_COLUMNS or \
+        upos == "AUX" else None
+    return counts[col] / sum(counts) if col is not None else None
+
+
+def usually(word: str, upos: str, min_share: float = 0.25) -> bool:
+    """Whether ``word`` is used as a ``upos`` at least ``min_share`` of the time in review text; words the
+    table has too little evidence on fall back to the dictionary (:func:`can_be`)."""
+    share = usual_share(word, upos)
+    return can_be(word, upos) if share is None else share >= min_share
+
+
 def can_be(word: str, upos: str) -> bool:
     """Whether ``word`` can be a ``upos`` (adjective, verb, noun, adverb) by the dictionary."""
     return upos in lemmas(word)

@@ -476,3 +476,27 @@ def test_names_are_never_edited(default_method, task):
     assert "great" in LEX.positive  # an opinion word, here part of a title
     edited = [e["old"] for cf in m.generate([item], task)[0] for e in cf.meta["edits"]]
     assert edited and "Great" not in edited  # the opinion word after it is edited, the title is not
+
+
+def test_topical_nouns_and_verbs_without_the_classifiers_support_are_left(default_method, default_artifacts, task):
+    m, _ = default_method
+    text = "The murder in the first act is awful."
+    item = WorkItem(Record("topical", {"text": text}, "negative"), "positive")
+    assert LEX.polarity("murder") == "negative" and "murder" not in LEX.antonyms  # listed, but a fact here
+    edited = {}
+    for choice in ("important", "all"):
+        # C cannot reach 0.999 for the target, so REP-CT goes through all its terms
+        other = with_config(m, default_artifacts, task, content_words=choice, min_target_prob=0.999,
+                            require_flip=False)
+        edited[choice] = [e["old"] for cf in other.generate([item], task)[0] for e in cf.meta["edits"]]
+    assert "awful" in edited["important"] and "murder" not in edited["important"]
+    assert "murder" in edited["all"]
+
+
+def test_a_text_whose_only_opinion_words_are_topical_says_so(default_method, task):
+    from cfaug.data.records import NoCounterfactual
+
+    m, _ = default_method
+    item = WorkItem(Record("facts", {"text": "The film is about a murder."}, "negative"), "positive")
+    [res] = m.generate([item], task)
+    assert isinstance(res, NoCounterfactual) and "content_words=all" in res.reason

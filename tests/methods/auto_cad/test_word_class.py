@@ -54,6 +54,26 @@ def test_a_participle_the_tagger_calls_a_noun_is_replaced_by_an_adjective(senten
     assert out == ["awful", "terrific"]
 
 
+@pytest.mark.parametrize("word,tag,cands,expected", [
+    # the dictionary lets "quiet" be a noun and "safe" a verb; readers never meet them so
+    ("outsider", "NN", [("quiet", 1.0), ("favorite", 0.9), ("gem", 0.5)], ["gem"]),
+    ("warned", "VBN", [("safe", 1.0), ("praised", 0.5)], ["praised"]),
+    ("twist", "NN", [("tough", 1.0), ("triumph", 0.5)], ["triumph"]),
+])
+def test_candidates_must_usually_be_of_the_replaced_words_class(word, tag, cands, expected):
+    req = ReplacementRequest(word, "a", ".", "positive", tag=tag)
+    assert [c for c, _ in fit_word_class(cands, req)] == expected
+
+
+def test_topical_class():
+    from cfaug.methods.auto_cad.method import topical_class
+
+    assert topical_class("murder", "NN") and topical_class("warned", "VBD")
+    assert not topical_class("awful", "JJ") and not topical_class("murder", "")
+    assert not topical_class("stunning", "NN")  # a participle the tagger took for a noun: an adjective
+    assert not topical_class("annoyed", "VBN")  # usually an adjective in review text
+
+
 def test_untagged_requests_keep_their_candidates():
     req = ReplacementRequest("great", "a", "film", "negative")
     assert fit_word_class([("awful", 1.0), ("mess", 0.5)], req) == [("awful", 1.0), ("mess", 0.5)]

@@ -4,7 +4,9 @@ Recipe (see README, "auto-cad"):
 
 1. A classifier ``C`` (TF-IDF + logistic regression trained on the input, or a local HF classifier).
 2. Candidate causal terms: lexicon words of the label's polarity and negation phrases; importance by
-   classifier sensitivity over sampled contexts (Eq. 1), all perturbations scored in one batch.
+   classifier sensitivity over sampled contexts (Eq. 1), all perturbations scored in one batch. Lexicon
+   nouns and verbs that ``C`` does not weigh ("murder", "knife") are facts of the text and stay
+   (``content_words``).
 3. RM-CT: remove causal terms (for a negation phrase: the negator), the most important of each sentence
    first, then the others, until ``C`` flips.
 4. REP-CT: replace causal terms in order of importance by an opposite-polarity word that fits the context
@@ -51,6 +53,7 @@ from cfaug.methods.auto_cad.replacements import (
 from cfaug.methods.auto_cad.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
                                          sentence_spans, tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
+from cfaug.nlp.inflect import plausible_tag, upos_of_tag, usually
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.folds import fold_of
@@ -139,6 +142,11 @@ class AutoCADConfig:
                                    "word ('is worth' -> 'is not worth', 'loved' -> 'did not love'): the prior of that "
                                    "choice, weighed against the replacement's prior, bigram fluency and classifier "
                                    "movement (0 = never; e.g. 3)", min=0.0)
+    content_words: str = param("important", "opinion words the tagger reads as nouns or verbs are as often topical "
+                               "('murder', 'knife', 'warned') as evaluative ('waste', 'recommend'): important edits "
+                               "one only when C's Eq. 1 importance says it supports the source label (> 0); all edits "
+                               "every one. Adjectives, adverbs and adjectival participles are always edited; needs "
+                               "the tagger", choices=("important", "all"))
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
@@ -152,7 +160,7 @@ PAPER = Preset(
             "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "min_target_prob": 0.5,
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
-            "negator_removal": "minimal",
+            "negator_removal": "minimal", "content_words": "all",
             "alternatives": 1},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
                   "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})
@@ -385,6 +393,14 @@ class AutoCAD(Method):
             col = labels.index(item.record.label) if item.record.label in labels else 0
             docs.append((tokens, terms, col))
         score_terms(docs, clf.predict_proba)
+        topical = [0] * len(items)  # terms left alone as topical nouns and verbs, per item
+        if self.config.content_words == "important":
+            for i, ((tokens, terms, _), tag) in enumerate(zip(docs, tags)):
+                kept = [t for t in terms if t.kind != "word" or t.importance > 0
+                        or tokens[t.head].lower in self.lexicon.antonyms
+                        or not topical_class(tokens[t.head].text, tag.get(tokens[t.head].start, ""))]
+                topical[i] = len(terms) - len(kept)
+                terms[:] = kept
 
         results: list[list[Counterfactual]] = [[] for _ in items]
         pending: list[tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]] = []
@@ -425,7 +441,7 @@ class AutoCAD(Method):
         self._finish(clf, items, docs, pending, results)
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             if not results[i]:
-                results[i] = NoCounterfactual(self._why_none(item, task, terms))
+                results[i] = NoCounterfactual(self._why_none(item, task, terms, topical[i]))
         return results
 
     def _replace_in_order(self, items: Sequence[WorkItem], docs: list[Any], tags: Sequence[dict[int, str]],
@@ -470,10 +486,14 @@ class AutoCAD(Method):
         return [(i, "syn", state.edits, state.used, {"synonyms": len(new)})
                 for i, state, new in zip(idx, states, added)]
 
-    def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm]) -> str:
-        """Why no candidate was made for ``item`` (every candidate, even a filtered one, is kept)."""
+    def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm], topical: int = 0) -> str:
+        """Why no candidate was made for ``item`` (every candidate, even a filtered one, is kept);
+        ``topical``: how many opinion words were left alone as topical nouns or verbs."""
         if not task.polarity(item.record.label) or not task.polarity(item.target):
             return "the source or target label has no polarity"
+        if not terms and topical:
+            return (f"its {topical} opinion word(s) of the source polarity are nouns or verbs the classifier does "
+                    "not weigh, left alone as facts of the text (-p content_words=all edits them)")
         if not terms:
             return "no opinion word, negation or rating of the source polarity"
         if not any(t.importance > 0 for t in terms):
@@ -818,6 +838,16 @@ def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> l
             if edit.start == edit.end == tok.end:
                 out += edit.new.split()
     return out
+
+
+def topical_class(word: str, tag: str) -> bool:
+    """Whether the tag ``tag`` makes ``word`` a noun or verb, the classes whose opinion words are as often
+    topical as evaluative (see ``content_words``). Participles usually read as adjectives ("a stunning/VBG
+    performance", "I was disappointed/VBN") count as adjectives; an untagged word is not topical."""
+    upos = upos_of_tag(plausible_tag(word, tag)) if tag else ""
+    if upos not in ("NOUN", "VERB"):
+        return False
+    return not (tag in ("VBG", "VBN") and usually(word, "ADJ", 0.3))
 
 
 def in_name(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
