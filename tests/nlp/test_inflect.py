@@ -70,3 +70,13 @@ def test_usual_share_says_which_classes_readers_meet():
     assert usual_share("hate", "VERB") > 0.9 and usual_share("gem", "NOUN") == 1.0
     assert usual_share("zorbly", "NOUN") is None and not usually("zorbly", "NOUN")  # unknown: the dictionary
     assert usual_share("killer", "AUX") == usual_share("killer", "VERB")
+
+
+def test_attested_forms():
+    from cfaug.nlp.inflect import attested
+
+    assert attested("hate", "hated", "VERB", "VBD") and attested("gem", "gem", "NOUN", "NN")
+    assert not attested("quiet", "quiet", "NOUN", "NN") and not attested("safe", "safes", "NOUN", "NNS")
+    assert attested("annoying", "annoying", "VERB", "VBG")  # an adjective that is a participle
+    assert not attested("clean", "cleaned", "VERB", "VBN")  # an adjective made into a verb form
+    assert not attested("safe", "safed", "VERB", "VBN")  # never seen

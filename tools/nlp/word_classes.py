@@ -55,9 +55,7 @@ def main() -> int:
 
     t0 = time.perf_counter()
     corpus = texts(args.data)
-    nlp = load_pipeline(None)
-    keep = {"tok2vec", "tagger"}
-    nlp = load_pipeline(None, exclude=tuple(c for c in nlp.pipe_names if c not in keep))
+    nlp = load_pipeline(None, only=("tok2vec", "tagger"))
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for k, doc in enumerate(nlp.pipe(corpus, batch_size=256)):
         for tok in doc:

@@ -48,6 +48,9 @@ def inflect(lemma: str, tag: str) -> str | None:
     return forms[0] if forms else None
 
 
+#: a participle used as an adjective at least this share of the time reads as one (see plausible_tag)
+ADJECTIVAL_SHARE = 0.3
+
 #: word classes to try, in order, when a tag gives a word a class the dictionary says it cannot have
 _FALLBACK = {"NOUN": ("ADJ", "VERB"), "ADJ": ("NOUN",), "VERB": ("ADJ", "NOUN")}
 
@@ -57,11 +60,17 @@ def plausible_tag(word: str, tag: str) -> str:
     of the first class it can have (adjective, verb or noun; ``_FALLBACK`` gives the order). A statistical
     tagger often reads an attributive participle as a noun ("a stunning/NN performance"); "stunning" cannot be
     a noun, so it becomes ``JJ`` and its replacement an adjective. Words the dictionary does not know, tags
-    of other classes and adjectival participles tagged ``JJ`` ("bored") are left as they are.
+    of other classes and adjectival participles tagged ``JJ`` ("bored") are left as they are. A participle
+    tagged ``VBG``/``VBN`` that review text mostly uses as an adjective ("an interesting/VBG story", "I
+    was annoyed/VBN") becomes ``JJ`` (by :func:`usual_share`, at least ``ADJECTIVAL_SHARE`` of its uses).
 
     >>> plausible_tag("stunning", "NN"), plausible_tag("film", "NN"), plausible_tag("zorbly", "NN")
     ('JJ', 'NN', 'NN')
+    >>> plausible_tag("annoyed", "VBN"), plausible_tag("killing", "VBG")
+    ('JJ', 'VBG')
     """
+    if tag in ("VBG", "VBN") and (usual_share(word, "ADJ") or 0.0) >= ADJECTIVAL_SHARE:
+        return "JJ"
     upos = upos_of_tag(tag)
     known = lemmas(word)
     if upos not in _FALLBACK or not known or upos in known:
@@ -109,15 +118,14 @@ def usual_share(word: str, upos: str) -> float | None:
     than ``MIN_CLASS_EVIDENCE`` times. A dictionary lists every class a word can have; this says which
     ones readers meet ("quiet" is almost always an adjective, "win" a verb and sometimes a noun).
 
-    >>> usual_share("quiet", "NOUN") < 0.05 < usual_share("quiet", "ADJ")
+    >>> usual_share("quiet", "NOUN") < 0.25 < usual_share("quiet", "ADJ")
     True
     """
+    key = "VERB" if upos == "AUX" else upos
     counts = _word_class_table().get(word.lower())
-    if counts is None or sum(counts) < MIN_CLASS_EVIDENCE:
+    if key not in WORD_CLASS_COLUMNS or counts is None or sum(counts) < MIN_CLASS_EVIDENCE:
         return None
-    col = WORD_CLASS_COLUMNS.index("VERB" if upos == "AUX" else upos) if upos in WORD_CLASS_COLUMNS or \
-        upos == "AUX" else None
-    return counts[col] / sum(counts) if col is not None else None
+    return counts[WORD_CLASS_COLUMNS.index(key)] / sum(counts)
 
 
 def usually(word: str, upos: str, min_share: float = 0.25) -> bool:
@@ -125,6 +133,33 @@ def usually(word: str, upos: str, min_share: float = 0.25) -> bool:
     table has too little evidence on fall back to the dictionary (:func:`can_be`)."""
     share = usual_share(word, upos)
     return can_be(word, upos) if share is None else share >= min_share
+
+
+def attested(word: str, form: str, upos: str, tag: str) -> bool:
+    """Whether review text would take ``form`` (``word`` put in the form of ``tag``) in a slot of the class
+    ``upos``, by the shipped word-class table: ``word`` must usually be of that class (:func:`usually`; the
+    dictionary lets "quiet" be a noun and "safe" a verb, but "a quiet" and "safes" are not English). A
+    participle slot (``VBG``, ``VBN``) takes a word usually a verb, or an adjective that already is the
+    participle ("boring", "annoyed"), and the form must be one the table has seen, mostly as a verb or
+    adjective ("safed", "cleaned" for "wasted", "dimming" are refused). Without the table every form passes.
+
+    >>> attested("hate", "hated", "VERB", "VBN"), attested("boring", "boring", "VERB", "VBG")
+    (True, True)
+    >>> attested("safe", "safed", "VERB", "VBD"), attested("quiet", "quiet", "NOUN", "NN")
+    (False, False)
+    """
+    table = _word_class_table()
+    if not table:
+        return True
+    if tag not in ("VBG", "VBN"):
+        return usually(word, upos)
+    if not (usually(word, "VERB") or (form.lower() == word.lower() and usually(word, "ADJ"))):
+        return False
+    counts = table.get(form.lower())
+    if counts is None:
+        return False
+    verb_or_adj = counts[WORD_CLASS_COLUMNS.index("VERB")] + counts[WORD_CLASS_COLUMNS.index("ADJ")]
+    return sum(counts) < MIN_CLASS_EVIDENCE or verb_or_adj / sum(counts) >= 0.25
 
 
 def can_be(word: str, upos: str) -> bool:

@@ -478,6 +478,14 @@ def test_names_are_never_edited(default_method, task):
     assert edited and "Great" not in edited  # the opinion word after it is edited, the title is not
 
 
+def test_a_lower_case_word_is_no_name_whatever_the_tagger_says(default_method, task):
+    m, _ = default_method
+    text = "A slight, charming little movie, and a funny one."
+    assert m.tagger(text)[3].tag_ == "NNP"  # the tagger's reading this guards against
+    item = WorkItem(Record("lower", {"text": text}, "positive"), "negative")
+    assert "charming" in [e["old"] for cf in m.generate([item], task)[0] for e in cf.meta["edits"]]
+
+
 def test_topical_nouns_and_verbs_without_the_classifiers_support_are_left(default_method, default_artifacts, task):
     m, _ = default_method
     text = "The murder in the first act is awful."

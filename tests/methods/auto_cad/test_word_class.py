@@ -65,6 +65,17 @@ def test_candidates_must_usually_be_of_the_replaced_words_class(word, tag, cands
     assert [c for c, _ in fit_word_class(cands, req)] == expected
 
 
+@pytest.mark.parametrize("word,tag,cands,expected", [
+    # a participle slot takes a verb's participle, or an adjective that is one, seen in review text
+    ("engaging", "VBG", [("boring", 1.0), ("annoying", 0.9), ("dim", 0.8)], ["boring", "annoying"]),
+    ("wasted", "VBN", [("clean", 1.0), ("safe", 0.9), ("deserve", 0.5)], ["deserved"]),
+    ("wasted", "VBD", [("safe", 1.0), ("deserve", 0.5)], ["deserved"]),
+])
+def test_participle_slots_take_participles_readers_know(word, tag, cands, expected):
+    req = ReplacementRequest(word, "was", ".", "positive" if word == "wasted" else "negative", tag=tag)
+    assert [c for c, _ in fit_word_class(cands, req)] == expected
+
+
 def test_topical_class():
     from cfaug.methods.auto_cad.method import topical_class
 
@@ -72,6 +83,7 @@ def test_topical_class():
     assert not topical_class("awful", "JJ") and not topical_class("murder", "")
     assert not topical_class("stunning", "NN")  # a participle the tagger took for a noun: an adjective
     assert not topical_class("annoyed", "VBN")  # usually an adjective in review text
+    assert topical_class("killing", "VBG")
 
 
 def test_untagged_requests_keep_their_candidates():

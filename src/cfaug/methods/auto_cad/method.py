@@ -53,7 +53,7 @@ from cfaug.methods.auto_cad.replacements import (
 from cfaug.methods.auto_cad.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
                                          sentence_spans, tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
-from cfaug.nlp.inflect import plausible_tag, upos_of_tag, usually
+from cfaug.nlp.inflect import plausible_tag, upos_of_tag
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.folds import fold_of
@@ -842,20 +842,19 @@ def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> l
 
 def topical_class(word: str, tag: str) -> bool:
     """Whether the tag ``tag`` makes ``word`` a noun or verb, the classes whose opinion words are as often
-    topical as evaluative (see ``content_words``). Participles usually read as adjectives ("a stunning/VBG
-    performance", "I was disappointed/VBN") count as adjectives; an untagged word is not topical."""
-    upos = upos_of_tag(plausible_tag(word, tag)) if tag else ""
-    if upos not in ("NOUN", "VERB"):
-        return False
-    return not (tag in ("VBG", "VBN") and usually(word, "ADJ", 0.3))
+    topical as evaluative (see ``content_words``). The tag is mended first (:func:`plausible_tag`), so
+    participles usually read as adjectives ("I was annoyed/VBN") count as adjectives; an untagged word is
+    not topical."""
+    return bool(tag) and upos_of_tag(plausible_tag(word, tag)) in ("NOUN", "VERB")
 
 
 def in_name(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
-    """Whether token ``i`` belongs to a name or title, which auto-CAD leaves alone: the tagger calls it a
-    proper noun, or it is capitalised (not all capitals, which is emphasis), not the first word of its
-    sentence, and next to another capitalised word ("we saw Great Expectations", "in Hot Millions", "The
-    Good Shepherd")."""
-    if tags.get(tokens[i].start) in PROPER_NOUN_TAGS:
+    """Whether token ``i`` belongs to a name or title, which auto-CAD leaves alone: the tagger calls a
+    capitalised word a proper noun (a lower-case word is none, whatever the tagger says: it reads
+    "charming" as NNP), or it is capitalised (not all capitals, which is emphasis), not the first word of
+    its sentence, and next to another capitalised word ("we saw Great Expectations", "in Hot Millions",
+    "The Good Shepherd")."""
+    if tags.get(tokens[i].start) in PROPER_NOUN_TAGS and tokens[i].text[:1].isupper():
         return True
 
     def titled(k: int) -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cfaug.nlp.inflect import plausible_tag, reinflect, upos_of_tag, usually
+from cfaug.nlp.inflect import attested, plausible_tag, reinflect, upos_of_tag
 from cfaug.proposers import PROPOSERS
 
 from cfaug.methods.auto_cad.lexicon import Lexicon
@@ -48,9 +48,9 @@ def fit_word_class(cands: Sequence[tuple[str, float]], req: ReplacementRequest) 
     """Candidates put in the word class and form of the replaced word (its tag), dropping those that cannot
     be that class ("heaven" for a past participle) and duplicates ("hates", "hated" -> "hated"). A tag that
     gives the word a class it cannot have is mended first (:func:`cfaug.nlp.inflect.plausible_tag`: "a
-    stunning/NN performance" is an adjective). A candidate must also be *usually* of that class in review
-    text (:func:`cfaug.nlp.inflect.usually`): the dictionary lets "quiet" be a noun and "safe" a verb, but
-    "a quiet" and "safed" are not English. Untagged requests and closed-class tags keep the candidates as
+    stunning/NN performance" is an adjective). The form must also be one review text uses in that class
+    (:func:`cfaug.nlp.inflect.attested`): the dictionary lets "quiet" be a noun and "safe" a verb, but "a
+    quiet" and "safed" are not English. Untagged requests and closed-class tags keep the candidates as
     they are."""
     tag = plausible_tag(req.word, req.tag)
     upos = upos_of_tag(tag)
@@ -58,10 +58,8 @@ def fit_word_class(cands: Sequence[tuple[str, float]], req: ReplacementRequest) 
         return list(cands)
     out, seen = [], {req.word}
     for cand, score in cands:
-        if not usually(cand, upos):
-            continue
         form = reinflect(cand, upos, tag)
-        if form is None or form in seen:
+        if form is None or form in seen or not attested(cand, form, upos, tag):
             continue
         seen.add(form)
         out.append((form, score))
