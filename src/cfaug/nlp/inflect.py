@@ -96,6 +96,8 @@ def plausible_tag(word: str, tag: str) -> str:
 WORD_CLASS_COLUMNS = ("ADJ", "ADV", "NOUN", "VERB", "OTHER")
 #: a word seen fewer times than this in the table's corpora is judged by the dictionary alone
 MIN_CLASS_EVIDENCE = 10
+#: the share of a word's uses that makes a class usual for it
+USUAL_SHARE = 0.25
 
 
 @lru_cache(maxsize=1)
@@ -128,7 +130,7 @@ def usual_share(word: str, upos: str) -> float | None:
     return counts[WORD_CLASS_COLUMNS.index(key)] / sum(counts)
 
 
-def usually(word: str, upos: str, min_share: float = 0.25) -> bool:
+def usually(word: str, upos: str, min_share: float = USUAL_SHARE) -> bool:
     """Whether ``word`` is used as a ``upos`` at least ``min_share`` of the time in review text; words the
     table has too little evidence on fall back to the dictionary (:func:`can_be`)."""
     share = usual_share(word, upos)
@@ -155,11 +157,10 @@ def attested(word: str, form: str, upos: str, tag: str) -> bool:
         return usually(word, upos)
     if not (usually(word, "VERB") or (form.lower() == word.lower() and usually(word, "ADJ"))):
         return False
-    counts = table.get(form.lower())
-    if counts is None:
+    if form.lower() not in table:
         return False
-    verb_or_adj = counts[WORD_CLASS_COLUMNS.index("VERB")] + counts[WORD_CLASS_COLUMNS.index("ADJ")]
-    return sum(counts) < MIN_CLASS_EVIDENCE or verb_or_adj / sum(counts) >= 0.25
+    verb, adjective = usual_share(form, "VERB"), usual_share(form, "ADJ")
+    return verb is None or verb + (adjective or 0.0) >= USUAL_SHARE  # None: seen too rarely to judge
 
 
 def can_be(word: str, upos: str) -> bool:
