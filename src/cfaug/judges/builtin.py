@@ -143,6 +143,46 @@ def read_labelled(path: str, ctx: JudgeContext, text_col: str | None = None, lab
     return data.records
 
 
+GENERAL_BACKGROUND = "general"  #: name of the shipped general sentiment sample (see :func:`background_records`)
+
+
+def general_background_path() -> Any:
+    """The shipped general sentiment sample: 10,000 Yelp review sentences and 10,000 SST-2 training phrases,
+    half negative and half positive each (``resources/sentiment/general.tsv``, made by
+    ``tools/sentiment/general_sample.py``)."""
+    from importlib import resources
+
+    return resources.files("cfaug.resources") / "sentiment" / "general.tsv"
+
+
+def background_records(value: str | None, ctx: JudgeContext) -> tuple[list[Any], dict[str, Any]]:
+    """Labelled records to add to a label judge's training data, and what they were.
+
+    ``value`` is ``none`` (or None: nothing), ``general`` (the shipped sample of :func:`general_background_path`;
+    it is binary sentiment, so for a task whose labels are not ``negative`` and ``positive`` nothing is added
+    and the facts say why) or the path of a labelled dataset in any supported format, read as
+    :func:`read_labelled` reads judge training data (its labels must be the task's)."""
+    if value is None or value == "none":
+        return [], {}
+    if value == GENERAL_BACKGROUND:
+        labels = set(ctx.task.label_space.labels)
+        if not {"negative", "positive"} <= labels or len(ctx.task.roles) != 1:
+            return [], {"background": value, "background_rows": 0,
+                        "background_skipped": f"the general sample is binary sentiment on single texts; task "
+                                              f"{ctx.task.name} has labels {sorted(labels)}"}
+        from importlib import resources
+
+        with resources.as_file(general_background_path()) as path:
+            records = read_labelled(str(path), ctx, "text", "label")
+            prov = training_provenance(str(path), records)
+        return records, {"background": value, "background_rows": len(records),
+                         "background_sha256": prov["train_data_sha256"]}
+    records = read_labelled(value, ctx)
+    prov = training_provenance(value, records)
+    return records, {"background": value, "background_rows": len(records),
+                     "background_sha256": prov["train_data_sha256"]}
+
+
 def training_provenance(path: str, records: Sequence[Any]) -> dict[str, Any]:
     from cfaug.data.fingerprint import hash_source
 

@@ -56,8 +56,12 @@ def default_artifacts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def default_fit(records, task, encoder_path, default_artifacts):
+    # C reads the 40 fixture rows alone (no shipped background), so the tests below see a weak, unsure C,
+    # and the flip filter passes it at 0.7
     m, fit_facts, facts = fitted(AutoCADConfig(encoder=str(encoder_path), min_similarity=0.5, variants="rm,rep",
-                                               require_flip=True), records, task, default_artifacts)
+                                               require_flip=True, classifier_background="none",
+                                               min_target_prob=0.7),
+                                 records, task, default_artifacts)
     yield m, fit_facts, facts
     m.close()
 
@@ -281,8 +285,21 @@ def test_unsupported_task_and_single_label_input(records, tmp_path, sentiment_ts
         AutoCAD().prepare(records, make_task("nli"), StageContext())
     positives = [r for r in records if r.label == "positive"]
     with pytest.raises(ConfigError, match=r"only the label\(s\) \['positive'\].*-p classifier_data=FILE") as err:
-        AutoCAD().fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "a", progress=False))
+        AutoCAD(AutoCADConfig(classifier_background="none")).fit(
+            positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "a", progress=False))
     assert 'params={"classifier_data": FILE}' in str(err.value)  # the Python spelling too
+    assert "classifier_background=general" in str(err.value)
+    # by default C also reads the shipped sentiment sample, so a one-label file runs as it is
+    m = AutoCAD(AutoCADConfig(mlm=str(tiny_mlm_dir)))
+    (tmp_path / "c").mkdir()
+    facts = m.fit(positives, make_task("sentiment"), FitContext(artifact_dir=tmp_path / "c", progress=False))
+    assert facts["background"] == "general" and facts["background_rows"] == 20000
+    assert facts["warnings"] == [] and facts["classifier_folds"] == 5
+    m.load(tmp_path / "c", make_task("sentiment"), StageContext(progress=False))
+    probs = m.classifier.predict_proba(["a dreadful, tedious and lifeless mess"])[0]  # words no fixture row has
+    assert m.classifier.labels[int(probs.argmax())] == "negative"
+    results = m.generate([WorkItem(r, "negative") for r in positives], make_task("sentiment"))
+    assert sum(bool(cfs) for cfs in results) >= len(positives) // 2
     # what the message suggests: a classifier trained on other labelled data
     m = AutoCAD(AutoCADConfig(classifier_data=str(sentiment_tsv), mlm=str(tiny_mlm_dir)))
     (tmp_path / "b").mkdir()
@@ -409,7 +426,8 @@ def test_a_fold_without_both_labels_suggests_other_data_before_fewer_folds(recor
     lopsided = [r for r in records if r.label == "positive"] + [next(r for r in records if r.label == "negative")]
     logged = []
     with pytest.raises(ConfigError) as err:
-        AutoCAD().fit(lopsided, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
+        AutoCAD(AutoCADConfig(classifier_background="none")).fit(
+            lopsided, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
     msg = str(err.value)
     for spelling in (*SPELLINGS, "-p folds=1", 'params={"folds": 1}'):
         assert spelling in msg, spelling
@@ -466,7 +484,7 @@ def test_by_default_every_rewrite_is_kept_with_a_graded_confidence(default_metho
     assert {str(cf.fields) for cf in strict if cf.passed} == {
         str(cf.fields) for cf in kept if cf.passed and cf.meta["confidence"] >= m.config.min_target_prob
         and cf.meta["own_judge"]["flipped"]}
-    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.7
+    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.9
 
 
 def test_names_are_never_edited(default_method, task):
@@ -508,3 +526,21 @@ def test_a_text_whose_only_opinion_words_are_topical_says_so(default_method, tas
     item = WorkItem(Record("facts", {"text": "The film is about a murder."}, "negative"), "positive")
     [res] = m.generate([item], task)
     assert isinstance(res, NoCounterfactual) and "content_words=all" in res.reason
+
+
+def test_a_plot_noun_that_weighs_little_next_to_the_top_term_stays_with_content_min_share():
+    from cfaug.methods.auto_cad.method import weighed_terms
+
+    tokens = tokenize("The killer was awful and the plan was a waste.")
+    at = {t.lower: i for i, t in enumerate(tokens)}
+    tags = {tokens[at["killer"]].start: "NN", tokens[at["awful"]].start: "JJ", tokens[at["waste"]].start: "NN"}
+    killer, awful, waste = (CausalTerm(at[w], (at[w],), "word", imp)
+                            for w, imp in (("killer", 0.02), ("awful", 0.4), ("waste", 0.2)))
+    kept = weighed_terms(tokens, [killer, awful, waste], tags, LEX.antonyms)
+    assert kept == [killer, awful, waste]  # every noun C weighs above 0 (the default)
+    assert weighed_terms(tokens, [killer, awful, waste], tags, LEX.antonyms, 0.25) == [awful, waste]
+    killer.importance = 0.0
+    assert weighed_terms(tokens, [killer, awful], tags, LEX.antonyms) == [awful]  # C does not weigh it
+    # an adjective is kept however little it weighs
+    awful.importance = 0.0
+    assert weighed_terms(tokens, [awful, waste], tags, LEX.antonyms, 0.9) == [awful, waste]

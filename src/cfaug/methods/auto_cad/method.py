@@ -20,7 +20,7 @@ Recipe (see README, "auto-cad"):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +80,12 @@ class AutoCADConfig:
     classifier_labels: str | None = param(None, "classifier=hf: its output labels in order, comma-separated", fit=True)
     classifier_data: str | None = param(None, "classifier=tfidf: a labelled dataset to train C on instead of the "
                                         "training data (no cross-fitting then)", fit=True)
+    classifier_background: str = param(
+        "general", "classifier=tfidf: labelled texts added to C's training data (every fold, and classifier_data): "
+        "general (shipped: 10,000 Yelp review sentences and 10,000 SST-2 movie-review phrases, half of each label; "
+        "sentiment tasks with the labels negative/positive), a labelled file, or none (C reads only the training "
+        "data). C trained on a few hundred reviews knows few opinion words; the sample makes its importance "
+        "scores and confidence steadier and lets a one-label file run", fit=True)
     folds: int = param(5, "C trained on the training data is cross-fitted: each text is judged by a model not "
                        "trained on it", min=1, max=100, fit=True)
     mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
@@ -113,7 +119,7 @@ class AutoCADConfig:
     lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
     antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)
     pairs_weight: float = param(2.0, "bonus for substitutions mined from --pairs", min=0.0)
-    min_target_prob: float = param(0.7, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
+    min_target_prob: float = param(0.9, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
                                    "editing until it is reached, and require_flip drops rewrites below it",
                                    min=0.0, max=1.0)
     require_flip: bool = param(False, "filter: drop rewrites C does not give the target (with min_target_prob); off: "
@@ -147,6 +153,11 @@ class AutoCADConfig:
                                "one only when C's Eq. 1 importance says it supports the source label (> 0); all edits "
                                "every one. Adjectives, adverbs and adjectival participles are always edited; needs "
                                "the tagger", choices=("important", "all"))
+    content_min_share: float = param(0.0, "content_words=important: a noun or verb C weighs is edited only when its "
+                                     "Eq. 1 importance is also at least this share of the text's most important "
+                                     "term's (e.g. 0.25: a plot noun such as 'killer' that weighs little next to "
+                                     "'awful' stays; fewer facts changed, a little less label strength)",
+                                     min=0.0, max=1.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
@@ -160,7 +171,7 @@ PAPER = Preset(
             "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "min_target_prob": 0.5,
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
-            "negator_removal": "minimal", "content_words": "all",
+            "negator_removal": "minimal", "content_words": "all", "classifier_background": "none",
             "alternatives": 1},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
                   "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})
@@ -232,17 +243,28 @@ class AutoCAD(Method):
         jctx = JudgeContext(task, seed=self.seed, device=ctx.device)
         facts: dict[str, Any] = {}
         if self.classifier_kind == "tfidf":
-            own_data = bool(self._classifier_params.get("data"))
-            if own_data:
+            from cfaug.judges.builtin import background_records, judge_input, read_labelled, training_provenance
+
+            background, bg_facts = background_records(c.classifier_background, jctx)
+            facts.update(bg_facts)
+            if bg_facts.get("background_skipped"):
+                ctx.log(f"classifier_background={c.classifier_background} not used: {bg_facts['background_skipped']}")
+            bg_texts = [judge_input(r.fields, task.roles) for r in background]
+            bg_labels = [r.label for r in background]
+            data = self._classifier_params.get("data")
+            if data:
+                own = read_labelled(data, jctx, self._classifier_params.get("text_col"),
+                                    self._classifier_params.get("label_col"))
                 k = 1
             else:
-                labels = {r.label for r in records}
+                labels = {r.label for r in records} | set(bg_labels)
                 if len(labels) < 2:
                     raise ConfigError(
                         "auto-cad trains its classifier on the training data, which has only the label(s) "
-                        f"{sorted(map(str, labels))}; pass labelled data with {OTHER_DATA}, or a trained "
-                        f"classifier with {TRAINED_CLASSIFIER}")
-                weak = training_data_warnings([r.label for r in records], task.label_space.labels)
+                        f"{sorted(map(str, labels))}; pass labelled data with {OTHER_DATA}, keep the shipped "
+                        "sentiment sample in C's training data (-p classifier_background=general, the default, "
+                        f"for negative/positive labels), or pass a trained classifier with {TRAINED_CLASSIFIER}")
+                weak = training_data_warnings([r.label for r in records] + bg_labels, task.label_space.labels)
                 for w in weak:
                     ctx.log(f"warning: {w}")
                 facts["warnings"] = weak
@@ -253,10 +275,14 @@ class AutoCAD(Method):
                 if path.exists():  # finished before an interruption
                     bar.update(1)
                     continue
-                judge = build_judge({"C": 10.0, "min_df": 2, **self.spec}, jctx)
-                if not own_data:
+                judge = build_judge({"C": 10.0, "min_df": 2, **self.spec, "data": None}, jctx)
+                if data:
+                    judge.fit([judge_input(r.fields, task.roles) for r in own] + bg_texts,
+                              [r.label for r in own] + bg_labels)
+                    judge.provenance = training_provenance(data, own)
+                else:
                     train = [r for r in records if k == 1 or fold_of(r.id, k) != f]
-                    if len({r.label for r in train}) < 2:
+                    if len({r.label for r in train} | set(bg_labels)) < 2:
                         counts = Counter(str(r.label) for r in records)
                         raise ConfigError(
                             f"auto-cad cross-fits its classifier in {k} folds, and the training part of fold {f} "
@@ -268,7 +294,7 @@ class AutoCAD(Method):
                             "-p folds=1 / params={\"folds\": 1} also runs, but then one classifier trained on "
                             "every row judges those same rows, without the cross-fitting that keeps it from "
                             "being sure of its own training texts (fewer causal terms, flips passed too easily)")
-                    judge.fit([r.text() for r in train], [r.label for r in train])
+                    judge.fit([r.text() for r in train] + bg_texts, [r.label for r in train] + bg_labels)
                 _dump(path, judge)
                 bar.update(1)
             bar.close()
@@ -396,9 +422,7 @@ class AutoCAD(Method):
         topical = [0] * len(items)  # terms left alone as topical nouns and verbs, per item
         if self.config.content_words == "important":
             for i, ((tokens, terms, _), tag) in enumerate(zip(docs, tags)):
-                kept = [t for t in terms if t.kind != "word" or t.importance > 0
-                        or tokens[t.head].lower in self.lexicon.antonyms
-                        or not topical_class(tokens[t.head].text, tag.get(tokens[t.head].start, ""))]
+                kept = weighed_terms(tokens, terms, tag, self.lexicon.antonyms, self.config.content_min_share)
                 topical[i] = len(terms) - len(kept)
                 terms[:] = kept
 
@@ -838,6 +862,17 @@ def _with_edit(tokens: Sequence[Token], members: Sequence[int], edit: Edit) -> l
             if edit.start == edit.end == tok.end:
                 out += edit.new.split()
     return out
+
+
+def weighed_terms(tokens: Sequence[Token], terms: Sequence[CausalTerm], tags: Mapping[int, str],
+                  antonyms: Container[str], min_share: float = 0.0) -> list[CausalTerm]:
+    """``content_words=important``: the ``terms`` left after dropping the nouns and verbs (by the Penn
+    ``tags``, keyed by token start; :func:`topical_class`) that C does not weigh: those with Eq. 1
+    importance at most 0, or under ``min_share`` of the most important term's, unless ``antonyms`` pairs
+    them. Other terms (adjectives, adverbs, negations, scores) are all kept."""
+    floor = max(0.0, min_share * max((t.importance for t in terms), default=0.0))
+    return [t for t in terms if t.kind != "word" or t.importance > floor or tokens[t.head].lower in antonyms
+            or not topical_class(tokens[t.head].text, tags.get(tokens[t.head].start, ""))]
 
 
 def topical_class(word: str, tag: str) -> bool:
