@@ -71,7 +71,7 @@ def main() -> int:
     t = time.perf_counter()
     cmd = [sys.executable, "-m", "cfaug", "augment", str(source), "-o", str(pairs_file), "--seed", "0",
            "--no-progress", "--overwrite", "-p", "min_target_prob=0.6",  # auto-CAD as when these results were made
-           "-p", "negator_removal=minimal", "-p", "content_words=all"]
+           "-p", "negator_removal=minimal", "-p", "content_words=all", "-p", "classifier_background=none"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     pair_seconds = time.perf_counter() - t
     pairs, left = sentiment_pairs(read_pairs(pairs_file).pairs)
