@@ -42,8 +42,9 @@ def augment(data: Any, method: str | None = None, **options: Any) -> Any:
     (``task``, ``target``, ``text_col``, ``label_col``, ``run_dir``, ``params``, ``seed``, ``engine``...).
     Rows follow the output contract of :mod:`cfaug.data.contract`; ``meta`` is a JSON string column.
 
-    auto-CAD (the default method) trains its classifier on ``data`` itself, which therefore needs both
-    labels and, for a good classifier, a few hundred rows; for a few rows name labelled data to train it on
+    auto-CAD (the default method) trains its classifier on ``data`` itself together with a shipped sample
+    of 20,000 labelled review texts (``params={"classifier_background": "none"}`` leaves it out), so a few
+    rows, or rows of one label, work; labelled data of your own can take the input's place
     (``params={"classifier_data": FILE}`` or ``train_data=FILE``).
 
     >>> import cfaug  # doctest: +SKIP
