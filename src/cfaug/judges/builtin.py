@@ -175,10 +175,9 @@ def background_records(value: str | None, ctx: JudgeContext) -> tuple[list[Any],
         with resources.as_file(general_background_path()) as path:
             records = read_labelled(str(path), ctx, "text", "label")
             prov = training_provenance(str(path), records)
-        return records, {"background": value, "background_rows": len(records),
-                         "background_sha256": prov["train_data_sha256"]}
-    records = read_labelled(value, ctx)
-    prov = training_provenance(value, records)
+    else:
+        records = read_labelled(value, ctx)
+        prov = training_provenance(value, records)
     return records, {"background": value, "background_rows": len(records),
                      "background_sha256": prov["train_data_sha256"]}
 
