@@ -137,3 +137,20 @@ def test_words_of_names_and_titles_are_recognised(sentence, word, name):
     tokens = tokenize(sentence)
     i = next(k for k, t in enumerate(tokens) if t.text == word)
     assert in_name(tokens, i, {}) is name
+
+
+@pytest.mark.parametrize("word,tag,left,right,cands,expected", [
+    # "Susann ripped into him": a verb that never takes "into" would leave "loved into him"
+    ("ripped", "VBD", "susann", "into", [("love", 1.0), ("praise", 0.5)], []),
+    ("ripped", "VBD", "susann", "him", [("love", 1.0)], ["loved"]),
+    # "they totally messed up the plot": the replacement keeps the particle
+    ("messed", "VBD", "totally", "up", [("like", 1.0), ("live", 0.5)], ["lived"]),
+    # "I am tired of it": the adjective keeps its "of"
+    ("tired", "JJ", "am", "of", [("clean", 1.0), ("fond", 0.5), ("proud", 0.4)], ["fond", "proud"]),
+    # a preposition that begins an adjunct is not judged
+    ("beautiful", "JJ", "is", "in", [("awful", 1.0)], ["awful"]),
+])
+def test_replacements_keep_the_particle_or_complement_that_follows(word, tag, left, right, cands, expected):
+    polarity = "positive" if word in ("ripped", "messed", "tired") else "negative"
+    req = ReplacementRequest(word, left, right, polarity, tag=tag)
+    assert [c for c, _ in fit_word_class(cands, req)] == expected

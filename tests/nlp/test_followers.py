@@ -1,0 +1,28 @@
+"""The shipped followers table: which particles and complements review text puts after verbs and adjectives."""
+
+from cfaug.nlp.followers import FOLLOWERS, fits, share, takes
+
+
+def test_table_knows_common_phrasal_verbs_and_complements():
+    assert takes("ripped", "VERB", "off") and takes("laughing", "VERB", "out") and takes("proud", "ADJ", "of")
+    assert takes("loved", "VERB", "into") is False and takes("glad", "ADJ", "of") is False
+
+
+def test_words_and_followers_the_table_cannot_judge():
+    assert takes("great", "ADJ", "in") is None  # "in" begins adjuncts after any adjective
+    assert takes("zzyzx", "VERB", "up") is None  # never seen
+    assert takes("great", "NOUN", "of") is None  # class not covered
+    assert "in" not in FOLLOWERS["ADJ"] and "off" in FOLLOWERS["VERB"]
+
+
+def test_share_is_a_rate():
+    rate = share("tired", "ADJ", "of")
+    assert rate is not None and 0.05 < rate < 1.0
+    assert share("love", "VERB", "into") == 0.0
+
+
+def test_fits_compares_the_replacement_with_the_replaced_word():
+    assert fits("devoid", "worthy", "ADJ", "of") and not fits("tired", "clean", "ADJ", "of")
+    assert not fits("ripped", "loved", "VERB", "off") and not fits("ripped", "loved", "VERB", "into")
+    assert fits("ripped", "zzyzx", "VERB", "off")  # the table cannot judge the replacement
+    assert fits("beautiful", "awful", "ADJ", "in")
