@@ -15,8 +15,9 @@ Corpora (train splits only): Yelp review sentences (``yelp-sentences``, 167k), S
 ``--min-count`` times are kept. The output is a TSV ``word ADJ ADV NOUN VERB OTHER`` of counts.
 
 The same pass writes ``followers.tsv`` (:mod:`cfaug.nlp.followers`): for each verb and adjective lemma seen at
-least ``--min-lemma`` times, a row ``lemma upos * N`` with its number of uses and a row ``lemma upos w n`` for
-each particle or preposition ``w`` of ``FOLLOWERS[upos]`` seen right after it at least ``MIN_PAIR`` times.
+least ``--min-lemma`` times, a row ``lemma upos * N`` with its number of uses and a row ``lemma upos s n`` for
+each slot ``s`` (a particle, ``<object>``, ``<end>``; see ``cfaug.nlp.followers.slot``) seen right after it at
+least ``MIN_PAIR`` times.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 from cfaug.nlp import load_pipeline  # noqa: E402
-from cfaug.nlp.followers import FOLLOWERS, MIN_PAIR, TOTAL, lemma_of  # noqa: E402
+from cfaug.nlp.followers import END, FOLLOWERS, MIN_PAIR, TOTAL, lemma_of, slot  # noqa: E402
 from cfaug.nlp.inflect import WORD_CLASS_COLUMNS, upos_of_tag  # noqa: E402
 
 OUT = REPO / "src" / "cfaug" / "resources" / "nlp" / "word_classes.tsv"
@@ -76,8 +77,8 @@ def main() -> int:
                 if upos in FOLLOWERS:
                     key = (lemma_of(w, upos), upos)
                     follows[key][TOTAL] += 1
-                    nxt = doc[tok.i + 1].text.lower() if tok.i + 1 < len(doc) else ""
-                    if nxt in FOLLOWERS[upos]:
+                    nxt = slot(doc[tok.i + 1].text, upos) if tok.i + 1 < len(doc) else END
+                    if nxt is not None:
                         follows[key][nxt] += 1
         if k % 20000 == 0:
             print(f"{k}/{len(corpus)} texts, {time.perf_counter() - t0:.0f} s", flush=True)

@@ -143,14 +143,19 @@ def test_words_of_names_and_titles_are_recognised(sentence, word, name):
     # "Susann ripped into him": a verb that never takes "into" would leave "loved into him"
     ("ripped", "VBD", "susann", "into", [("love", 1.0), ("praise", 0.5)], []),
     ("ripped", "VBD", "susann", "him", [("love", 1.0)], ["loved"]),
-    # "they totally messed up the plot": the replacement keeps the particle
-    ("messed", "VBD", "totally", "up", [("like", 1.0), ("live", 0.5)], ["lived"]),
+    # "they totally messed up the plot": neither "liked up" nor "lived up" reads
+    ("messed", "VBD", "totally", "up", [("like", 1.0), ("live", 0.5)], []),
+    # "everyone sucked." / "after he died, ...": a verb that ends its clause needs no object
+    ("sucked", "VBD", "everyone", ".", [("enjoy", 1.0), ("win", 0.5)], ["won"]),
+    ("died", "VBD", "he", ",", [("love", 1.0), ("win", 0.5)], ["won"]),
+    # "I loved it": a transitive verb for a transitive verb
+    ("loved", "VBD", "i", "it", [("hate", 1.0), ("die", 0.5)], ["hated"]),
     # "I am tired of it": the adjective keeps its "of"
     ("tired", "JJ", "am", "of", [("clean", 1.0), ("fond", 0.5), ("proud", 0.4)], ["fond", "proud"]),
     # a preposition that begins an adjunct is not judged
     ("beautiful", "JJ", "is", "in", [("awful", 1.0)], ["awful"]),
 ])
 def test_replacements_keep_the_particle_or_complement_that_follows(word, tag, left, right, cands, expected):
-    polarity = "positive" if word in ("ripped", "messed", "tired") else "negative"
+    polarity = "positive" if word in ("ripped", "messed", "tired", "sucked", "died") else "negative"
     req = ReplacementRequest(word, left, right, polarity, tag=tag)
     assert [c for c, _ in fit_word_class(cands, req)] == expected

@@ -51,10 +51,10 @@ def fit_word_class(cands: Sequence[tuple[str, float]], req: ReplacementRequest) 
     gives the word a class it cannot have is mended first (:func:`cfaug.nlp.inflect.plausible_tag`: "a
     stunning/NN performance" is an adjective). The form must also be one review text uses in that class
     (:func:`cfaug.nlp.inflect.attested`): the dictionary lets "quiet" be a noun and "safe" a verb, but "a
-    quiet" and "safed" are not English. Before a particle or an adjective's "of", a verb or adjective
-    candidate must be one review text puts there (:func:`cfaug.nlp.followers.fits`): "ripped off" does not
-    become "loved off", nor "tired of" "clean of". Untagged requests and closed-class tags keep the
-    candidates as they are."""
+    quiet" and "safed" are not English. Before a particle, an adjective's "of", a verb's object or a clause
+    end, a verb or adjective candidate must be one review text puts there (:func:`cfaug.nlp.followers.fits`):
+    "ripped off" does not become "loved off", nor "everyone sucked." "everyone enjoyed.". Untagged requests
+    and closed-class tags keep the candidates as they are."""
     tag = plausible_tag(req.word, req.tag)
     upos = upos_of_tag(tag)
     if not upos:
