@@ -113,6 +113,8 @@ DEV_STUDY = [
             "top term", ["-p", "content_min_share=0.25"]),
     ("dev", "C also trained on the shipped sample, min_target_prob=0.9, negations=opinion",
      ["-p", "negations=opinion"]),
+    ("dev", "C also trained on the shipped sample, min_target_prob=0.9, nouns only for a close noun "
+            "(noun_min_prior=0.45)", ["-p", "noun_min_prior=0.45"]),
 ]
 
 

@@ -159,3 +159,26 @@ def test_replacements_keep_the_particle_or_complement_that_follows(word, tag, le
     polarity = "positive" if word in ("ripped", "messed", "tired", "sucked", "died") else "negative"
     req = ReplacementRequest(word, left, right, polarity, tag=tag)
     assert [c for c, _ in fit_word_class(cands, req)] == expected
+
+
+class _Vectors:
+    """A stand-in encoder: fixed two-dimensional vectors, so priors are known cosine values."""
+
+    table = {"monster": (1.0, 0.0), "gem": (0.3, 0.954), "hero": (0.6, 0.8), "disappointment": (0.0, 1.0),
+             "delight": (0.0, 1.0)}
+
+    def encode(self, words):
+        import numpy as np
+
+        return np.array([self.table.get(w, (0.0, 0.0)) for w in words], dtype=float)
+
+
+@pytest.mark.parametrize("noun_min_prior,expected", [(0.0, {"gem", "hero"}), (0.45, {"hero"})])
+def test_noun_min_prior_drops_distant_nouns(noun_min_prior, expected):
+    bigram = BigramModel().fit([["the", "gem", "hero", "delight"]] * 3)
+    prop = LexiconProposer(LEX, bigram, _Vectors(), top_n=200, min_prior=0.2, noun_min_prior=noun_min_prior)
+    cands = prop.propose([ReplacementRequest("monster", "the", "hunts", "positive", tag="NN")])[0]
+    assert {c for c, _ in cands} == expected
+    # the antonym table vouches for a pair whatever its prior
+    cands = prop.propose([ReplacementRequest("disappointment", "a", ".", "positive", tag="NN")])[0]
+    assert "delight" in {c for c, _ in cands}

@@ -158,6 +158,10 @@ class AutoCADConfig:
                                      "term's (e.g. 0.25: a plot noun such as 'killer' that weighs little next to "
                                      "'awful' stays; fewer facts changed, a little less label strength)",
                                      min=0.0, max=1.0)
+    noun_min_prior: float = param(0.0, "lexicon proposals for a noun (by the tagger) need at least this prior "
+                                  "(word-embedding similarity to the noun, or the antonym table or mined pairs): "
+                                  "e.g. 0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the "
+                                  "gem'; 0 = the general min_prior only", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
@@ -346,7 +350,7 @@ class AutoCAD(Method):
             self.proposer = LexiconProposer(
                 self.lexicon, bigram, WordVectors.load(artifact_dir), pairs,
                 Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
-                top_n=c.top_candidates)
+                top_n=c.top_candidates, noun_min_prior=c.noun_min_prior)
         self.filters = self._build_filters(task)
         facts: dict[str, Any] = {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
                                  "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}

@@ -110,15 +110,18 @@ class WordVectors:
 @PROPOSERS.register("lexicon.v1", "opposite-polarity opinion-lexicon words ranked by word-embedding similarity, "
                     "an antonym table, mined pairs and a bigram model (auto-CAD, offline)")
 class LexiconProposer:
-    """Offline proposer: lexicon words of the target polarity, ranked by prior and bigram fit."""
+    """Offline proposer: lexicon words of the target polarity, ranked by prior and bigram fit. A candidate's
+    prior must reach ``min_prior`` (unless the antonym table or mined pairs vouch for it), and for a noun
+    (by the request's tag) also ``noun_min_prior``: nouns are often facts of the story, and a distant noun
+    changes what the text says ("the monster hunts" -> "the gem hunts")."""
 
     def __init__(self, lexicon: Lexicon, bigram: BigramModel, encoder: object | None,
                  pairs: dict[str, Counter[str]] | None = None, weights: Weights | None = None,
-                 top_n: int = 20, min_count: int = 2, min_prior: float = 0.3) -> None:
+                 top_n: int = 20, min_count: int = 2, min_prior: float = 0.3, noun_min_prior: float = 0.0) -> None:
         self.lexicon, self.bigram, self.encoder = lexicon, bigram, encoder
         self.pairs = pairs or {}
         self.w = weights or Weights()
-        self.top_n, self.min_prior = top_n, min_prior
+        self.top_n, self.min_prior, self.noun_min_prior = top_n, min_prior, noun_min_prior
         self._vocab: dict[str, list[str]] = {}
         self._emb: dict[str, np.ndarray] = {}
         for pol in ("positive", "negative"):
@@ -174,6 +177,8 @@ class LexiconProposer:
         out = []
         for req in requests:
             cands = fit_word_class(self.priors(req.word, req.target_polarity), req)
+            if self.noun_min_prior and upos_of_tag(plausible_tag(req.word, req.tag)) == "NOUN":
+                cands = [(c, p) for c, p in cands if p >= self.noun_min_prior]
             if not cands:
                 out.append([])
                 continue
