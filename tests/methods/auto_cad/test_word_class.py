@@ -182,3 +182,22 @@ def test_noun_min_prior_drops_distant_nouns(noun_min_prior, expected):
     # the antonym table vouches for a pair whatever its prior
     cands = prop.propose([ReplacementRequest("disappointment", "a", ".", "positive", tag="NN")])[0]
     assert "delight" in {c for c, _ in cands}
+
+
+@pytest.mark.parametrize("sentence,word,nominal", [
+    ("His message about the disabled and the life he spent is great.", "disabled", True),
+    ("He can possess the bodies of the weak.", "weak", True),
+    ("The poor are always with us.", "poor", True),
+    ("The incredible, slow-motion scenes are great.", "incredible", False),  # two adjectives before a noun
+    ("She was cast as the gentle but rebellious daughter.", "gentle", False),
+    ("It is one of the best of all time.", "best", False),  # a superlative is an opinion
+    ("The awful acting ruined it.", "awful", False),
+])
+def test_adjectives_naming_a_group_of_people_are_recognised(sentence, word, nominal):
+    from cfaug.methods.auto_cad.method import nominal_adjective
+
+    doc = load_pipeline(only=("tok2vec", "tagger"))(sentence)
+    tags = {t.idx: t.tag_ for t in doc}
+    tokens = tokenize(sentence)
+    i = next(k for k, t in enumerate(tokens) if t.text == word)
+    assert nominal_adjective(tokens, i, tags) is nominal

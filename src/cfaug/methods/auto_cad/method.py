@@ -413,8 +413,10 @@ class AutoCAD(Method):
             src_pol, tgt_pol = task.polarity(item.record.label), task.polarity(item.target)
             terms = (find_candidates(tokens, self.lexicon, src_pol, bare_negations=self.config.negations == "all")
                      if src_pol and tgt_pol else [])
-            # a name is not an opinion ("Hot Millions", "Great Expectations"): names are never edited
-            terms = [t for t in terms if t.kind != "word" or not in_name(tokens, t.head, tag)]
+            # a name is not an opinion ("Hot Millions", "Great Expectations"), nor a group of people named by an
+            # adjective ("a message about the disabled"): neither is edited
+            terms = [t for t in terms if t.kind != "word"
+                     or not (in_name(tokens, t.head, tag) or nominal_adjective(tokens, t.head, tag))]
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
                 term.contexts = build_contexts(tokens, term, self.config.context_samples, self.config.context_keep,
@@ -885,6 +887,34 @@ def topical_class(word: str, tag: str) -> bool:
     participles usually read as adjectives ("I was annoyed/VBN") count as adjectives; an untagged word is
     not topical."""
     return bool(tag) and upos_of_tag(plausible_tag(word, tag)) in ("NOUN", "VERB")
+
+
+#: Penn tags of the word after "the" + adjective when the adjective heads its noun phrase ("the disabled and",
+#: "the poor are", "the weak."): conjunctions, verbs, prepositions, sentence ends, relative pronouns
+_AFTER_NOMINAL = frozenset({"CC", "VB", "VBD", "VBN", "VBP", "VBZ", "MD", "IN", "TO", ".", "WP", "WDT"})
+#: tags of a word that may follow "the" + adjective + "and"/"but" inside one noun phrase
+_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "VBN", "VBG"})
+
+
+def nominal_adjective(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
+    """Whether token ``i`` is an adjective used as a noun for a group of people ("a message about the disabled
+    and ...", "the poor are ..."): tagged ``JJ`` or ``VBN`` right after "the", and followed by the end of its
+    sentence or a word that cannot continue a noun phrase (:data:`_AFTER_NOMINAL`; a comma may separate two
+    adjectives, so it does not count, and "and"/"but" counts only when no adjective or adverb follows it).
+    Superlatives ("the best of all") are opinions and never match."""
+    tok = tokens[i]
+    if tags.get(tok.start) not in ("JJ", "VBN") or i == 0:
+        return False
+    before = tokens[i - 1]
+    if before.lower != "the" or before.sentence != tok.sentence:
+        return False
+    def tag_at(k: int) -> str:
+        return tags.get(tokens[k].start, "") if k < len(tokens) and tokens[k].sentence == tok.sentence else "."
+
+    after = tag_at(i + 1)
+    if after == "CC":  # "the disabled and the rest", but not "the gentle but rebellious daughter"
+        return tag_at(i + 2) not in _MODIFIER_TAGS
+    return after in _AFTER_NOMINAL
 
 
 def in_name(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
