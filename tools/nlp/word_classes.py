@@ -1,5 +1,5 @@
 """Build cfaug's tables of how often each English word is used as an adjective, adverb, noun or verb, and
-which prepositions and particles follow each verb and adjective.
+of what comes right after each verb and adjective (a particle, "of", an object, the end of a clause).
 
     python tools/nlp/word_classes.py                       # default data: ../shared/data (about 4 min, one core)
     python tools/nlp/word_classes.py --data DIR --out FILE --followers-out FILE

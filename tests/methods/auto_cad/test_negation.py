@@ -101,3 +101,33 @@ def test_without_the_text_only_the_negator_goes():
     text = "I did not like the ending."
     tokens = tokenize(text)
     assert apply_edits(text, [negator_removal(tokens, 2)]) == "I did like the ending."
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("It is really worth watching.", "It is really not worth watching."),
+    ("It's well worth it.", "It's not worth it."),
+    ("Well worth catching.", "Not worth catching."),
+    ("IT WAS WORTH IT", "IT WAS NOT WORTH IT"),
+    ("It was not worth it.", None),           # already negated
+    ("You get your money's worth.", None),    # a noun, ending its clause
+    ("It was worth.", None),                  # no complement
+])
+def test_worth_before_its_complement_is_negated_not_replaced(text, expected):
+    from cfaug.methods.auto_cad.negation import negate_complement_taker
+
+    tokens = tokenize(text)
+    tags = {t.idx: t.tag_ for t in load_pipeline(only=("tok2vec", "tagger"))(text)}
+    i = next(k for k, t in enumerate(tokens) if t.lower == "worth")
+    edit = negate_complement_taker(tokens, i, tags)
+    assert (None if edit is None else apply_edits(text, [edit])) == expected
+
+
+def test_worth_is_never_proposed_as_a_replacement():
+    from cfaug.methods.auto_cad.lexicon import load_lexicon
+    from cfaug.methods.auto_cad.ngram import BigramModel
+    from cfaug.methods.auto_cad.replacements import LexiconProposer
+
+    bigram = BigramModel().fit([["it", "is", "worth", "it", "and", "great"]] * 3)
+    prop = LexiconProposer(load_lexicon(), bigram, None, top_n=500, min_prior=-1.0)
+    assert "worth" not in {w for w, _ in prop.priors("worthless", "positive")}
+    assert "great" in {w for w, _ in prop.priors("worthless", "positive")}

@@ -16,6 +16,10 @@ NEGATORS: dict[str, str] = {
 AUX_AFTER_NT = {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}
 #: Words that say nothing about polarity on their own even though the lexicon lists them.
 STOP_OPINION = {"like", "well", "right", "work", "works", "pretty", "enough", "plot", "character"}
+#: Opinion words that take a complement as a preposition does ("worth seeing", "worth it"): no adjective can
+#: stand before that complement ("worthless seeing"), so they are negated instead, and never proposed as a
+#: replacement ("this worthless piece" -> "this worth piece").
+NEGATED_ONLY = frozenset({"worth"})
 
 
 @dataclass

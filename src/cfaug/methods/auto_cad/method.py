@@ -40,7 +40,7 @@ from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
+from cfaug.methods.auto_cad.negation import negate_complement_taker, negate_predicate, negator_removal
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
@@ -158,10 +158,10 @@ class AutoCADConfig:
                                      "term's (e.g. 0.25: a plot noun such as 'killer' that weighs little next to "
                                      "'awful' stays; fewer facts changed, a little less label strength)",
                                      min=0.0, max=1.0)
-    noun_min_prior: float = param(0.0, "lexicon proposals for a noun (by the tagger) need at least this prior "
+    noun_min_prior: float = param(0.45, "lexicon proposals for a noun (by the tagger) need at least this prior "
                                   "(word-embedding similarity to the noun, or the antonym table or mined pairs): "
-                                  "e.g. 0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the "
-                                  "gem'; 0 = the general min_prior only", min=0.0)
+                                  "0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the gem', "
+                                  "'the problem is' -> 'the classic is'; 0 = the general min_prior only", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
@@ -176,7 +176,7 @@ PAPER = Preset(
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
             "negator_removal": "minimal", "content_words": "all", "classifier_background": "none",
-            "alternatives": 1},
+            "noun_min_prior": 0.0, "alternatives": 1},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
                   "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})
 
@@ -536,12 +536,19 @@ class AutoCAD(Method):
         make (the a-th best option in plan a), ordered by importance, after mirrored ratings. ``tags``:
         each text's Penn Treebank tags by token start, which replacements must fit."""
         requests, where = [], []
+        # every term's options (replacements by rank, and a negation), best first
+        options: list[list[list[tuple[Edit, CausalTerm]]]] = [[] for _ in items]
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             tgt_pol = task.polarity(item.target)
             for t in terms:
-                if t.kind == "word":
-                    requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
-                    where.append((i, t))
+                if t.kind != "word":
+                    continue
+                negated = negate_complement_taker(tokens, t.head, tags[i])  # "worth seeing" -> "not worth seeing"
+                if negated is not None:
+                    options[i].append([(negated, t)])
+                    continue
+                requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
+                where.append((i, t))
         proposals = self.proposer.propose(requests) if requests else []
         # classifier movement toward the target for every (term, candidate), in one batch
         texts: dict[str, int] = {}
@@ -569,8 +576,6 @@ class AutoCAD(Method):
         labels = list(clf.labels)
         c = self.config
         text_of = [item.record.text() for item in items]
-        # every term's options (replacements by rank, and a negation), best first
-        options: list[list[list[tuple[Edit, CausalTerm]]]] = [[] for _ in items]
         for (i, t), cands, (base, rows, members, neg_row) in zip(where, proposals, cand_texts):
             tcol = labels.index(items[i].target) if items[i].target in labels else 0
             tokens = docs[i][0]
@@ -908,6 +913,7 @@ def nominal_adjective(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) 
     before = tokens[i - 1]
     if before.lower != "the" or before.sentence != tok.sentence:
         return False
+
     def tag_at(k: int) -> str:
         return tags.get(tokens[k].start, "") if k < len(tokens) and tokens[k].sentence == tok.sentence else "."
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, Lexicon
+from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATED_ONLY, NEGATORS, Lexicon
 from cfaug.methods.auto_cad.text import Edit, Token, match_case
 from cfaug.nlp.inflect import inflect, lemmas
 
@@ -55,6 +55,29 @@ def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> E
         if tags.get(cand.start, "") not in _BETWEEN_TAGS:
             return None
     return None
+
+
+def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
+    """The negation of a word of :data:`NEGATED_ONLY` before its complement: "is worth seeing" -> "is not worth
+    seeing", "well worth it" -> "not worth it", "Worth seeing!" -> "Not worth seeing!". None when the word is
+    not one of them, is a noun by its tag (``tags``: Penn tags by token start; "the worth of"), ends its
+    clause, or a negator already stands up to four words before it."""
+    tok = tokens[i]
+    if tok.lower not in NEGATED_ONLY or tags.get(tok.start, "").startswith("NN"):
+        return None
+    after = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
+    if after is None or not after.is_word:
+        return None
+    before = [t for t in tokens[max(0, i - 4): i] if t.sentence == tok.sentence]
+    if any(t.lower in NEGATORS for t in before):
+        return None
+    if before and before[-1].lower == "well":  # "well worth it": the degree goes with the negation
+        first = before[-1]
+        word = tok.text if tok.text.isupper() else tok.text.lower()
+        return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", f"{first.text} {tok.text}",
+                    "negation-insert")
+    word = tok.text if tok.text.isupper() else tok.text.lower()
+    return Edit(tok.start, tok.end, f"{match_case(tok.text, 'not')} {word}", tok.text, "negation-insert")
 
 
 #: negative-polarity words and their forms once the negator is gone ("not ... anything" -> "something")

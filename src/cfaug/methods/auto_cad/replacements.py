@@ -27,7 +27,7 @@ from cfaug.nlp.followers import fits
 from cfaug.nlp.inflect import attested, plausible_tag, reinflect, upos_of_tag
 from cfaug.proposers import PROPOSERS
 
-from cfaug.methods.auto_cad.lexicon import Lexicon
+from cfaug.methods.auto_cad.lexicon import NEGATED_ONLY, Lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
 
 
@@ -125,8 +125,9 @@ class LexiconProposer:
         self._vocab: dict[str, list[str]] = {}
         self._emb: dict[str, np.ndarray] = {}
         for pol in ("positive", "negative"):
-            # words the lexicon lists but treats as polarity-free ("like", "well") are never proposed
-            words = {w for w in self.lexicon.words(pol) if self.lexicon.polarity(w) == pol}
+            # words the lexicon lists but treats as polarity-free ("like", "well") are never proposed, nor
+            # those that only a negation can flip ("worth")
+            words = {w for w in self.lexicon.words(pol) if self.lexicon.polarity(w) == pol and w not in NEGATED_ONLY}
             common = {w for w in words if bigram.count(w) >= min_count and w.isalpha()}
             extra = {a for ants in lexicon.antonyms.values() for a in ants if a in words}
             extra |= {c for cs in self.pairs.values() for c in cs if c in words}
@@ -230,7 +231,7 @@ class MaskedLMProposer:
                 cands = []
                 for score, idx in zip(top.values.tolist(), top.indices.tolist()):
                     word = self.tok.convert_ids_to_tokens(idx).lstrip("Ġ▁").lower()
-                    if word.isalpha() and word != req.word and \
+                    if word.isalpha() and word != req.word and word not in NEGATED_ONLY and \
                             (self.lexicon.polarity(word) or NEUTRAL) == req.target_polarity:
                         cands.append((word, score))
                 cands = fit_word_class(cands, req)
