@@ -513,7 +513,7 @@ def test_topical_nouns_and_verbs_without_the_classifiers_support_are_left(defaul
     for choice in ("important", "all"):
         # C cannot reach 0.999 for the target, so REP-CT goes through all its terms
         other = with_config(m, default_artifacts, task, content_words=choice, min_target_prob=0.999,
-                            require_flip=False, noun_min_prior=0.0)  # any noun may replace "murder"
+                            require_flip=False)
         edited[choice] = [e["old"] for cf in other.generate([item], task)[0] for e in cf.meta["edits"]]
     assert "awful" in edited["important"] and "murder" not in edited["important"]
     assert "murder" in edited["all"]

@@ -158,10 +158,11 @@ class AutoCADConfig:
                                      "term's (e.g. 0.25: a plot noun such as 'killer' that weighs little next to "
                                      "'awful' stays; fewer facts changed, a little less label strength)",
                                      min=0.0, max=1.0)
-    noun_min_prior: float = param(0.45, "lexicon proposals for a noun (by the tagger) need at least this prior "
+    noun_min_prior: float = param(0.0, "lexicon proposals for a noun (by the tagger) need at least this prior "
                                   "(word-embedding similarity to the noun, or the antonym table or mined pairs): "
-                                  "0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the gem', "
-                                  "'the problem is' -> 'the classic is'; 0 = the general min_prior only", min=0.0)
+                                  "e.g. 0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the "
+                                  "gem', 'the problem is' -> 'the classic is', at a cost downstream (see the "
+                                  "README); 0 = the general min_prior only", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
