@@ -120,8 +120,8 @@ def make_pairs(log: Path) -> dict[str, Any]:
     out = WORK / "pairs.auto-cad.jsonl"
     # auto-CAD as it was when this bench's settings were chosen on dev (its defaults have changed since)
     seconds = cfaug("augment", WORK / "pair_sources.tsv", "-o", out, "--seed", "0", "--no-progress", "--overwrite",
-                    "-p", "min_target_prob=0.6", "-p", "negator_removal=minimal", "-p", "content_words=all", "-p", "classifier_background=none",
-                    log=log)
+                    "-p", "min_target_prob=0.6", "-p", "negator_removal=minimal", "-p", "content_words=all",
+                    "-p", "classifier_background=none", log=log)
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
     random.Random(2).shuffle(rows)
     n_held = min(HELD_OUT_PAIRS, len(rows) // 10)

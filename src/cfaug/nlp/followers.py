@@ -96,6 +96,7 @@ def _table() -> dict[tuple[str, str], dict[str, int]]:
     return table
 
 
+@lru_cache(maxsize=65536)
 def share(word: str, upos: str, next_word: str) -> float | None:
     """The share of ``word``'s uses (any form) as a ``upos`` that the :func:`slot` of ``next_word`` comes
     right after, or None when that cannot be judged: the table is missing, the slot is not judged, or the

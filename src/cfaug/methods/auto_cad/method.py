@@ -895,9 +895,9 @@ def topical_class(word: str, tag: str) -> bool:
     return bool(tag) and upos_of_tag(plausible_tag(word, tag)) in ("NOUN", "VERB")
 
 
-#: Penn tags of the word after "the" + adjective when the adjective heads its noun phrase ("the disabled and",
-#: "the poor are", "the weak."): conjunctions, verbs, prepositions, sentence ends, relative pronouns
-_AFTER_NOMINAL = frozenset({"CC", "VB", "VBD", "VBN", "VBP", "VBZ", "MD", "IN", "TO", ".", "WP", "WDT"})
+#: Penn tags of the word after "the" + adjective when the adjective heads its noun phrase ("the poor are",
+#: "the weak."): verbs, prepositions, sentence ends, relative pronouns ("and"/"but" are judged apart)
+_AFTER_NOMINAL = frozenset({"VB", "VBD", "VBN", "VBP", "VBZ", "MD", "IN", "TO", ".", "WP", "WDT"})
 #: tags of a word that may follow "the" + adjective + "and"/"but" inside one noun phrase
 _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "VBN", "VBG"})
 

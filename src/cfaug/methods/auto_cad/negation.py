@@ -34,7 +34,7 @@ def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> E
     """An edit that negates the predicate of ``tokens[i]``, or None when there is no auxiliary to negate
     and the word is not a finite main verb (``tags``: Penn tags by token start)."""
     tok = tokens[i]
-    if any(t.lower in NEGATORS for t in tokens[max(0, i - 4): i] if t.sentence == tok.sentence):
+    if _negated_before(tokens, i):
         return None
     tag = tags.get(tok.start, "")
     prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
@@ -66,18 +66,19 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     if tok.lower not in NEGATED_ONLY or tags.get(tok.start, "").startswith("NN"):
         return None
     after = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
-    if after is None or not after.is_word:
+    if after is None or not after.is_word or _negated_before(tokens, i):
         return None
-    before = [t for t in tokens[max(0, i - 4): i] if t.sentence == tok.sentence]
-    if any(t.lower in NEGATORS for t in before):
-        return None
-    if before and before[-1].lower == "well":  # "well worth it": the degree goes with the negation
-        first = before[-1]
-        word = tok.text if tok.text.isupper() else tok.text.lower()
-        return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", f"{first.text} {tok.text}",
-                    "negation-insert")
+    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    # "well worth it": the degree goes with the negation
+    first = prev if prev is not None and prev.lower == "well" else tok
     word = tok.text if tok.text.isupper() else tok.text.lower()
-    return Edit(tok.start, tok.end, f"{match_case(tok.text, 'not')} {word}", tok.text, "negation-insert")
+    old = tok.text if first is tok else f"{first.text} {tok.text}"
+    return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", old, "negation-insert")
+
+
+def _negated_before(tokens: Sequence[Token], i: int) -> bool:
+    """Whether a negator stands up to four words before ``tokens[i]`` in its sentence."""
+    return any(t.lower in NEGATORS for t in tokens[max(0, i - 4): i] if t.sentence == tokens[i].sentence)
 
 
 #: negative-polarity words and their forms once the negator is gone ("not ... anything" -> "something")
