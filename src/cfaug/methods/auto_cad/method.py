@@ -40,7 +40,9 @@ from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.negation import negate_complement_taker, negate_predicate, negator_removal
+from cfaug.methods.auto_cad.manner import manner_edit, manner_polarity
+from cfaug.methods.auto_cad.negation import (negate_complement_taker, negate_predicate, negated_before,
+                                             negator_removal)
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
@@ -418,6 +420,8 @@ class AutoCAD(Method):
             # adjective ("a message about the disabled"): neither is edited
             terms = [t for t in terms if t.kind != "word"
                      or not (in_name(tokens, t.head, tag) or nominal_adjective(tokens, t.head, tag))]
+            if src_pol and tgt_pol and self.tagger is not None and self.config.rep_selection == "score":
+                terms += self._manner_terms(tokens, terms, tag, src_pol)
             rng = np.random.default_rng(self.item_seed(item))
             for term in terms:
                 term.contexts = build_contexts(tokens, term, self.config.context_samples, self.config.context_keep,
@@ -544,9 +548,13 @@ class AutoCAD(Method):
             for t in terms:
                 if t.kind != "word":
                     continue
-                negated = negate_complement_taker(tokens, t.head, tags[i])  # "worth seeing" -> "not worth seeing"
-                if negated is not None:
-                    options[i].append([(negated, t)])
+                # "worth seeing" -> "not worth seeing"; "well written" -> "poorly written"
+                fixed = negate_complement_taker(tokens, t.head, tags[i])
+                manner = manner_edit(tokens, t.head, tags[i], self.lexicon) if self.tagger is not None else None
+                if fixed is None and manner is not None:
+                    fixed = agree_article(item.record.text(), tokens, t.head, manner)  # "an ill-" -> "a well-"
+                if fixed is not None:
+                    options[i].append([(fixed, t)])
                     continue
                 requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
                 where.append((i, t))
@@ -677,6 +685,15 @@ class AutoCAD(Method):
                     break
             j += 1
         return edits
+
+    def _manner_terms(self, tokens: Sequence[Token], terms: Sequence[CausalTerm], tags: Mapping[int, str],
+                      polarity: str) -> list[CausalTerm]:
+        """Terms for the manner adverbs of ``polarity`` that no lexicon lists ("well written",
+        "superbly-crafted"; see :mod:`~cfaug.methods.auto_cad.manner`), unless negated ("not well written")."""
+        taken = {j for t in terms for j in t.phrase}
+        return [CausalTerm(head=j, phrase=(j,), kind="word") for j, tok in enumerate(tokens)
+                if tok.is_word and j not in taken and not negated_before(tokens, j)
+                and manner_polarity(tokens, j, tags, self.lexicon) == polarity]
 
     def _tag_texts(self, texts: Sequence[str]) -> list[dict[int, str]]:
         """Penn Treebank tag of every token of each text, keyed by its start character (empty without a

@@ -34,7 +34,7 @@ def negate_predicate(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> E
     """An edit that negates the predicate of ``tokens[i]``, or None when there is no auxiliary to negate
     and the word is not a finite main verb (``tags``: Penn tags by token start)."""
     tok = tokens[i]
-    if _negated_before(tokens, i):
+    if negated_before(tokens, i):
         return None
     tag = tags.get(tok.start, "")
     prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
@@ -66,7 +66,7 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     if tok.lower not in NEGATED_ONLY or tags.get(tok.start, "").startswith("NN"):
         return None
     after = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
-    if after is None or not after.is_word or _negated_before(tokens, i):
+    if after is None or not after.is_word or negated_before(tokens, i):
         return None
     prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
     # "well worth it": the degree goes with the negation
@@ -76,7 +76,7 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", old, "negation-insert")
 
 
-def _negated_before(tokens: Sequence[Token], i: int) -> bool:
+def negated_before(tokens: Sequence[Token], i: int) -> bool:
     """Whether a negator stands up to four words before ``tokens[i]`` in its sentence."""
     return any(t.lower in NEGATORS for t in tokens[max(0, i - 4): i] if t.sentence == tokens[i].sentence)
 

@@ -1,0 +1,72 @@
+"""Manner adverbs that grade a participle: "well written", "superbly-crafted", "ill-conceived".
+
+"well" says nothing on its own ("well, ...", "as well"), so the opinion lexicon's "well" is not an opinion
+word; before a past participle it is the review's verdict on how something was done. A hyphenated compound
+("superbly-crafted", "poorly-written") is one token that no lexicon lists, though its first part is an
+opinion adverb. Both are flipped on their adverb alone, by the one opposite that reads with any participle:
+"well written" -> "poorly written", "superbly-crafted" -> "poorly-crafted", "ill-conceived" ->
+"well-conceived". Hyphenated words the lexicon lists whole ("well-made") take the same edit, rather than a
+proposer's adjective for the whole word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cfaug.methods.auto_cad.lexicon import Lexicon
+from cfaug.methods.auto_cad.text import Edit, Token, match_case
+from cfaug.nlp.inflect import inflect, lemmas
+
+#: the adverb that replaces a manner adverb of each polarity
+OPPOSITE = {"positive": "poorly", "negative": "well"}
+#: first parts of a compound with a fixed polarity whatever the lexicon says
+FIXED = {"well": "positive", "ill": "negative"}
+#: participles after which "well" is not a verdict on quality ("well known", "well-meant") or whose
+#: opposite is not "poorly" ("well-deserved" -> "undeserved")
+NOT_GRADED = frozenset({
+    "known", "worn", "meant", "intended", "intentioned", "deserved", "heeled", "versed", "established",
+    "informed", "connected", "bred", "off", "founded", "fated", "merited",
+})
+
+
+def is_participle(word: str) -> bool:
+    """Whether ``word`` is a past participle of some verb ("written", "crafted", "done")."""
+    w = word.lower()
+    return any(inflect(lemma, "VBN") == w for lemma in lemmas(w).get("VERB", ()))
+
+
+def manner_polarity(tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexicon: Lexicon) -> str | None:
+    """The polarity of ``tokens[i]`` as a manner adverb grading a participle, or None when it is none.
+
+    ``tags``: Penn Treebank tags by token start; without them a separate "well" is never read as one.
+    """
+    tok = tokens[i]
+    parts = tok.text.split("-")
+    if len(parts) == 2 and all(parts):
+        first, rest = parts[0].lower(), parts[1]
+        if rest.lower() in NOT_GRADED or not is_participle(rest):
+            return None
+        if first in FIXED:
+            return FIXED[first]
+        return lexicon.polarity(first) if first.endswith("ly") else None
+    if tok.lower != "well" or tags.get(tok.start) != "RB" or i + 1 >= len(tokens):
+        return None
+    nxt = tokens[i + 1]
+    if nxt.sentence != tok.sentence or nxt.lower in NOT_GRADED:
+        return None
+    if i > 0 and tokens[i - 1].lower == "as" and tokens[i - 1].sentence == tok.sentence:
+        return None  # "as well done as ..." compares; "as well" closes a clause
+    if tags.get(nxt.start) == "VBN" or (tags.get(nxt.start) == "JJ" and is_participle(nxt.text)):
+        return "positive"
+    return None
+
+
+def manner_edit(tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexicon: Lexicon) -> Edit | None:
+    """The edit that flips ``tokens[i]``'s manner adverb ("well written" -> "poorly written",
+    "superbly-crafted" -> "poorly-crafted"), or None when it is not one."""
+    polarity = manner_polarity(tokens, i, tags, lexicon)
+    if polarity is None:
+        return None
+    tok = tokens[i]
+    first = tok.text.split("-")[0]
+    return Edit(tok.start, tok.start + len(first), match_case(first, OPPOSITE[polarity]), first, "replace")

@@ -1,0 +1,74 @@
+"""Manner adverbs grading a participle ("well written", "superbly-crafted", "ill-conceived") are flipped on
+the adverb alone; real review sentences, tagged by the bundled pipeline."""
+
+import pytest
+
+from cfaug.methods.auto_cad.lexicon import load_lexicon
+from cfaug.methods.auto_cad.manner import is_participle, manner_edit
+from cfaug.methods.auto_cad.text import apply_edits, tokenize
+from cfaug.nlp import load_pipeline
+
+LEX = load_lexicon()
+
+
+def flip(text, word):
+    tokens = tokenize(text)
+    tags = {t.idx: t.tag_ for t in load_pipeline(only=("tok2vec", "tagger"))(text)}
+    i = next(k for k, t in enumerate(tokens) if t.text == word)
+    edit = manner_edit(tokens, i, tags, LEX)
+    return None if edit is None else apply_edits(text, [edit])
+
+
+@pytest.mark.parametrize("text,word,expected", [
+    ("The script is well written and the cast is fine.", "well", "The script is poorly written and the cast is fine."),
+    ("Well made, and it shows.", "Well", "Poorly made, and it shows."),
+    ("A slight film, but a superbly-crafted one.", "superbly-crafted", "A slight film, but a poorly-crafted one."),
+    ("It is a well-directed thriller.", "well-directed", "It is a poorly-directed thriller."),
+    ("An ill-conceived remake.", "ill-conceived", "An well-conceived remake."),  # the method agrees the article
+    ("The dialogue is badly-written.", "badly-written", "The dialogue is well-written."),
+])
+def test_the_adverb_alone_is_flipped(text, word, expected):
+    assert flip(text, word) == expected
+
+
+@pytest.mark.parametrize("text,word", [
+    ("Well, I liked it anyway.", "Well"),                 # a discourse marker
+    ("The music is good as well.", "well"),               # "as well"
+    ("He is well known for his westerns.", "well"),       # not a verdict on quality
+    ("A well-meaning but dull drama.", "well-meaning"),   # not a past participle
+    ("She sings well.", "well"),                          # no participle follows
+    ("A cold-blooded killer.", "cold-blooded"),           # the first part is no manner adverb
+    ("A well-deserved award.", "well-deserved"),          # its opposite is "undeserved", not "poorly"
+])
+def test_other_uses_are_left_alone(text, word):
+    assert flip(text, word) is None
+
+
+def test_participles():
+    assert all(is_participle(w) for w in ("written", "crafted", "done", "made", "thought"))
+    assert not any(is_participle(w) for w in ("meaning", "good", "film"))
+
+
+def test_method_flips_the_adverb_unless_it_is_negated(tmp_path):
+    from cfaug.data.records import Record, WorkItem
+    from cfaug.data.tasks import make_task
+    from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
+    from cfaug.training.context import FitContext, StageContext
+
+    task = make_task("sentiment")
+    pos = ["This was a great film.", "I loved the cast.", "A wonderful, moving story.", "The ending is brilliant."]
+    neg = ["This was an awful film.", "I hated the cast.", "A boring, dull story.", "The ending is terrible."]
+    records = [Record(f"p{i}", {"text": t}, "positive") for i, t in enumerate(pos)]
+    records += [Record(f"n{i}", {"text": t}, "negative") for i, t in enumerate(neg)]
+    m = AutoCAD(AutoCADConfig(require_flip=False, folds=2), seed=0)
+    m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False))
+    m.load(tmp_path, task, StageContext(progress=False))
+    items = [WorkItem(Record("a", {"text": "A great cast, a well written script and a superbly-crafted plot."},
+                             "positive"), "negative"),
+             WorkItem(Record("b", {"text": "A great cast, though the script is not well written."}, "positive"),
+                      "negative"),
+             WorkItem(Record("c", {"text": "An ill-conceived remake with an awful cast."}, "negative"), "positive")]
+    a, b, c = (cfs[0].fields["text"] for cfs in m.generate(items, task))
+    assert "poorly written script" in a and "poorly-crafted plot" in a
+    assert "not well written" in b  # the negated phrase already carries the target polarity
+    assert c.startswith("A well-conceived remake")  # the article agrees
