@@ -207,3 +207,36 @@ def test_a_domain_lexicon_drops_the_words_the_data_contradicts(nlp, planner):
     # and it is never proposed as a replacement
     plan = domain.plan(nlp("The film was wonderful."), ["wonderful"], [], "positive", "negative")
     assert all(e.new != "funny" for alts in plan.slots for e in alts)
+
+
+def test_names_groups_manner_adverbs_and_worth_as_in_auto_cad(nlp, planner):
+    text = "We saw Great Expectations. The script is well written and it is worth seeing."
+    plan = planner.plan(nlp(text), [], [], "positive", "negative")
+    new, info = realise(planner, plan, text)
+    assert "Great Expectations" in new  # a name is no opinion
+    assert "poorly written" in new and "not worth seeing" in new
+    assert {(e["old"], e["new"]) for e in info["edits"]} == {("well", "poorly"), ("worth", "not worth")}
+
+
+class _AskedWords:
+    """A proposer that records which words it is asked to replace and offers "fine" for each."""
+
+    def __init__(self):
+        self.asked = []
+
+    def propose(self, requests):
+        self.asked += [r.word for r in requests]
+        return [[("fine", 1.0)] for _ in requests]
+
+
+def test_important_content_words_leave_facts_alone(nlp, planner):
+    doc = nlp("The death of his friend makes this awful film hard to watch.")
+    every = OfflinePlanner(planner.lexicon, _AskedWords())
+    every.plan(doc, [], [], "negative", "positive")
+    assert sorted(every.proposer.asked) == ["awful", "death", "hard"]
+    strict = OfflinePlanner(planner.lexicon, _AskedWords(), content_words="important")
+    strict.plan(doc, [], [], "negative", "positive")
+    assert sorted(strict.proposer.asked) == ["awful", "hard"]  # a noun the ensemble does not weigh states a fact
+    strict.proposer.asked.clear()
+    strict.plan(doc, ["death"], [], "negative", "positive")
+    assert sorted(strict.proposer.asked) == ["awful", "death", "hard"]  # ... unless the ensemble ranks it

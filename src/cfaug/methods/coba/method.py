@@ -85,6 +85,10 @@ class CoBAConfig(LLMConfig):
     negate_prob: float = param(0.0, "offline: share of the clauses with opinion words of the source label that "
                                "are negated instead of having those words replaced ('was great' -> 'was not great')",
                                min=0.0, max=1.0)
+    content_words: str = param("all", "offline: lexicon nouns and verbs of the source label ('waste', 'death', "
+                               "'warned'): all are edited, or important: only those the ensemble ranks among a "
+                               "text's top words or the antonym table pairs, since the others often state a fact "
+                               "('the death of a friend')", choices=("all", "important"))
     domain_margin: float = param(-1.0, "offline: lexicon words whose weight in the ensemble's TF-IDF model leans "
                                  "to the other label by more than this are no opinion words in this data (funny, "
                                  "twists, crime in film reviews); negative: the lexicon as shipped", min=-1.0)
@@ -268,7 +272,7 @@ class CoBA(LLMMethod):
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
                                           alternatives=c.candidates, guide=push,
                                           guide_weight=c.guide_weight, negate_neutral=c.negate_neutral,
-                                          negate_prob=c.negate_prob)
+                                          negate_prob=c.negate_prob, content_words=c.content_words)
             facts["guide"] = getattr(linear, "name", None)
             facts["parser"] = describe_pipeline(self.nlp)
         return facts

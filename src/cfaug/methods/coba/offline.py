@@ -18,7 +18,11 @@ W_s (:mod:`cfaug.importance.ensemble`):
    principal word with no polarity negates its predicate too (off by default: the ensemble's votes name
    many neutral words, "supposed", "trying", and negating them reads badly). With ``negate_prob``, that
    share of the clauses holding such opinion words is negated instead of having its words replaced
-   ("was great" -> "was not great"), chosen by a seed drawn from the text.
+   ("was great" -> "was not great"), chosen by a seed drawn from the text. As in auto-CAD, a word in a
+   name ("Great Expectations") or an adjective naming a group ("the disabled") is left alone, a manner
+   adverb before a participle flips alone ("well written" -> "poorly written"), "worth" before its
+   complement is negated, and with ``content_words="important"`` a lexicon noun or verb is edited only
+   when the ensemble ranks it among its top words or the antonym table pairs it ("the death of" stays).
 3. **Gender swap** (optional): every gendered word of the WinoBias lists takes the opposite gender.
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
    sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
@@ -39,10 +43,12 @@ from typing import Any
 import numpy as np
 
 from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
-from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
+from cfaug.methods.auto_cad.manner import manner_edit, manner_polarity
+from cfaug.methods.auto_cad.negation import negate_complement_taker, negate_predicate, negator_removal
 from cfaug.methods.auto_cad.replacements import ReplacementRequest
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.text import Edit, Token, agree_article, apply_edits
+from cfaug.methods.auto_cad.word_roles import in_name, nominal_adjective, topical_class
 from cfaug.nlp.inflect import match_case
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.nlp.triples import Triple, extract_triples
@@ -80,9 +86,12 @@ def categorise(doc: Any, triples: Sequence[Triple], principal: set[str], spuriou
     index = [triple_words(doc, t) for t in triples]
     out = categorise_words([[doc[i].lower_ for i in ids] for ids in index], principal, spurious)
     if lexicon is not None and source_polarity:
-        def carries_source(i: int) -> bool:  # an opinion word of the source label, or a negated opposite one
-            pol = lexicon.polarity(doc[i].lower_)
-            return pol == source_polarity or (pol is not None and _negator_before(doc, i) is not None)
+        tokens, tags = as_tokens(doc)
+
+        def carries_source(i: int) -> bool:  # an opinion word of the source label ("well written" too), or a
+            pol = lexicon.polarity(doc[i].lower_)  # negated opposite one
+            return (pol == source_polarity or (pol is not None and _negator_before(doc, i) is not None)
+                    or manner_polarity(tokens, i, tags, lexicon) == source_polarity)
 
         out = [PRINCIPAL if cat == NORMAL and any(carries_source(i) for i in ids) else cat
                for cat, ids in zip(out, index)]
@@ -114,8 +123,9 @@ class OfflinePlanner:
 
     def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
                  alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0,
-                 negate_neutral: bool = False, negate_prob: float = 0.0) -> None:
+                 negate_neutral: bool = False, negate_prob: float = 0.0, content_words: str = "all") -> None:
         self.lexicon, self.proposer = lexicon, proposer
+        self.content_words = content_words
         self.negate_neutral, self.negate_prob = negate_neutral, negate_prob
         self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
         #: ``guide(words, target) -> scores``: how strongly a word pushes a classifier toward ``target``
@@ -159,6 +169,16 @@ class OfflinePlanner:
                 w = doc[i].lower_
                 if w in s_set:
                     continue  # spurious words stay as they are
+                if self.lexicon_principal and target_polarity and _negator_before(doc, i) is None:
+                    # "well written" -> "poorly written", "worth seeing" -> "not worth seeing"
+                    fixed = (manner_edit(tokens, i, tags, self.lexicon)
+                             if manner_polarity(tokens, i, tags, self.lexicon) == source_polarity else None)
+                    if fixed is None and self.lexicon.polarity(w) == source_polarity:
+                        fixed = negate_complement_taker(tokens, i, tags)
+                    if fixed is not None:
+                        done.add(i)
+                        plan.slots.append([agree_article(doc.text, tokens, i, fixed)])
+                        continue
                 pol = self.lexicon.polarity(w)
                 negated = _negator_before(doc, i) if pol is not None else None
                 principal_word = w in p_set or (self.lexicon_principal and pol is not None and (
@@ -169,6 +189,11 @@ class OfflinePlanner:
                     done.update((i, negated))  # "not bad" in a negative text already leans to the target
                 elif pol is not None and pol == source_polarity and target_polarity:
                     done.add(i)
+                    if in_name(tokens, i, tags) or nominal_adjective(tokens, i, tags):
+                        continue  # "Great Expectations", "the disabled and ...": no opinion here
+                    if (self.content_words == "important" and w not in p_set and w not in self.lexicon.antonyms
+                            and topical_class(doc[i].text, tags.get(tokens[i].start, ""))):
+                        continue  # a noun or verb the ensemble does not weigh states a fact ("the death of")
                     requests.append((i, t, _request(doc, i, target_polarity)))
                 elif pol is not None and pol == target_polarity and self.lexicon_principal:
                     if negated is not None and negated not in done:  # "not good" in a negative text: drop "not"

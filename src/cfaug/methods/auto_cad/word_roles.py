@@ -1,0 +1,66 @@
+"""Opinion words that are no opinion where they stand: a word in a name ("Great Expectations"), an adjective
+naming a group of people ("the disabled and ..."), and the nouns and verbs whose lexicon words are as often
+topical as evaluative ("murder", "warned"). Shared by auto-CAD and CoBA's offline edits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cfaug.methods.auto_cad.text import Token
+from cfaug.nlp.inflect import plausible_tag, upos_of_tag
+
+PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names (see :func:`in_name`)
+
+
+def topical_class(word: str, tag: str) -> bool:
+    """Whether the tag ``tag`` makes ``word`` a noun or verb, the classes whose opinion words are as often
+    topical as evaluative (see ``content_words``). The tag is mended first (:func:`plausible_tag`), so
+    participles usually read as adjectives ("I was annoyed/VBN") count as adjectives; an untagged word is
+    not topical."""
+    return bool(tag) and upos_of_tag(plausible_tag(word, tag)) in ("NOUN", "VERB")
+
+
+#: Penn tags of the word after "the" + adjective when the adjective heads its noun phrase ("the poor are",
+#: "the weak."): verbs, prepositions, sentence ends, relative pronouns ("and"/"but" are judged apart)
+_AFTER_NOMINAL = frozenset({"VB", "VBD", "VBN", "VBP", "VBZ", "MD", "IN", "TO", ".", "WP", "WDT"})
+#: tags of a word that may follow "the" + adjective + "and"/"but" inside one noun phrase
+_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "VBN", "VBG"})
+
+
+def nominal_adjective(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
+    """Whether token ``i`` is an adjective used as a noun for a group of people ("a message about the disabled
+    and ...", "the poor are ..."): tagged ``JJ`` or ``VBN`` right after "the", and followed by the end of its
+    sentence or a word that cannot continue a noun phrase (:data:`_AFTER_NOMINAL`; a comma may separate two
+    adjectives, so it does not count, and "and"/"but" counts only when no adjective or adverb follows it).
+    Superlatives ("the best of all") are opinions and never match."""
+    tok = tokens[i]
+    if tags.get(tok.start) not in ("JJ", "VBN") or i == 0:
+        return False
+    before = tokens[i - 1]
+    if before.lower != "the" or before.sentence != tok.sentence:
+        return False
+
+    def tag_at(k: int) -> str:
+        return tags.get(tokens[k].start, "") if k < len(tokens) and tokens[k].sentence == tok.sentence else "."
+
+    after = tag_at(i + 1)
+    if after == "CC":  # "the disabled and the rest", but not "the gentle but rebellious daughter"
+        return tag_at(i + 2) not in _MODIFIER_TAGS
+    return after in _AFTER_NOMINAL
+
+
+def in_name(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
+    """Whether token ``i`` belongs to a name or title, which auto-CAD leaves alone: the tagger calls a
+    capitalised word a proper noun (a lower-case word is none, whatever the tagger says: it reads
+    "charming" as NNP), or it is capitalised (not all capitals, which is emphasis), not the first word of
+    its sentence, and next to another capitalised word ("we saw Great Expectations", "in Hot Millions",
+    "The Good Shepherd")."""
+    if tags.get(tokens[i].start) in PROPER_NOUN_TAGS and tokens[i].text[:1].isupper():
+        return True
+
+    def titled(k: int) -> bool:
+        w = tokens[k].text if 0 <= k < len(tokens) else ""
+        return w[:1].isupper() and not (len(w) > 1 and w.isupper()) and tokens[k].sentence == tokens[i].sentence
+
+    first = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+    return not first and titled(i) and (titled(i - 1) or titled(i + 1))
