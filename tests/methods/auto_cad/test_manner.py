@@ -49,20 +49,10 @@ def test_participles():
     assert not any(is_participle(w) for w in ("meaning", "good", "film"))
 
 
-def test_method_flips_the_adverb_unless_it_is_negated(tmp_path):
+def test_method_flips_the_adverb_unless_it_is_negated(tiny_auto_cad):
     from cfaug.data.records import Record, WorkItem
-    from cfaug.data.tasks import make_task
-    from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
-    from cfaug.training.context import FitContext, StageContext
 
-    task = make_task("sentiment")
-    pos = ["This was a great film.", "I loved the cast.", "A wonderful, moving story.", "The ending is brilliant."]
-    neg = ["This was an awful film.", "I hated the cast.", "A boring, dull story.", "The ending is terrible."]
-    records = [Record(f"p{i}", {"text": t}, "positive") for i, t in enumerate(pos)]
-    records += [Record(f"n{i}", {"text": t}, "negative") for i, t in enumerate(neg)]
-    m = AutoCAD(AutoCADConfig(require_flip=False, folds=2), seed=0)
-    m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False))
-    m.load(tmp_path, task, StageContext(progress=False))
+    m, task = tiny_auto_cad()
     items = [WorkItem(Record("a", {"text": "A great cast, a well written script and a superbly-crafted plot."},
                              "positive"), "negative"),
              WorkItem(Record("b", {"text": "A great cast, though the script is not well written."}, "positive"),

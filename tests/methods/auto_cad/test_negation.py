@@ -37,20 +37,10 @@ def test_nothing_to_negate(text, word):
     assert negate(text, word) is None
 
 
-def test_method_chooses_negation_and_never_negates_twice(tmp_path):
+def test_method_chooses_negation_and_never_negates_twice(tiny_auto_cad):
     from cfaug.data.records import Record, WorkItem
-    from cfaug.data.tasks import make_task
-    from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
-    from cfaug.training.context import FitContext, StageContext
 
-    task = make_task("sentiment")
-    pos = ["This was a great film.", "I loved the cast.", "A wonderful, moving story.", "The ending is brilliant."]
-    neg = ["This was an awful film.", "I hated the cast.", "A boring, dull story.", "The ending is terrible."]
-    records = [Record(f"p{i}", {"text": t}, "positive") for i, t in enumerate(pos)]
-    records += [Record(f"n{i}", {"text": t}, "negative") for i, t in enumerate(neg)]
-    m = AutoCAD(AutoCADConfig(negation_weight=50.0, require_flip=False, folds=2), seed=0)
-    m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False))
-    m.load(tmp_path, task, StageContext(progress=False))
+    m, task = tiny_auto_cad(negation_weight=50.0)
     item = WorkItem(Record("x", {"text": "This was an awful waste of time and I hated it."}, "negative"), "positive")
     [cfs] = m.generate([item], task)
     rep = next(cf for cf in cfs if cf.meta["variant"] == "rep-ct")

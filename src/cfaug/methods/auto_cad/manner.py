@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cfaug.methods.auto_cad.lexicon import Lexicon
-from cfaug.methods.auto_cad.text import Edit, Token, match_case
+from cfaug.methods.auto_cad.negation import negate_complement_taker
+from cfaug.methods.auto_cad.text import Edit, Token, agree_article, match_case
 from cfaug.nlp.inflect import inflect, lemmas
 
 #: the adverb that replaces a manner adverb of each polarity
@@ -70,3 +71,16 @@ def manner_edit(tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexico
     tok = tokens[i]
     first = tok.text.split("-")[0]
     return Edit(tok.start, tok.start + len(first), match_case(first, OPPOSITE[polarity]), first, "replace")
+
+
+def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexicon: Lexicon, polarity: str,
+             manner: bool = True) -> Edit | None:
+    """The edit that flips ``tokens[i]``, an opinion word of ``polarity``, by itself rather than by a proposer's
+    replacement: "worth" before its complement is negated
+    (:func:`~cfaug.methods.auto_cad.negation.negate_complement_taker`), and, with ``manner``, a manner adverb
+    takes its opposite (:func:`manner_edit`); the indefinite article before it agrees ("an ill-conceived" ->
+    "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
+    edit = negate_complement_taker(tokens, i, tags) if lexicon.polarity(tokens[i].text) == polarity else None
+    if edit is None and manner and manner_polarity(tokens, i, tags, lexicon) == polarity:
+        edit = manner_edit(tokens, i, tags, lexicon)
+    return None if edit is None else agree_article(text, tokens, i, edit)

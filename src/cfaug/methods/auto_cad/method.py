@@ -40,9 +40,8 @@ from cfaug.judges.similarity import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
 from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.manner import manner_edit, manner_polarity
-from cfaug.methods.auto_cad.negation import (negate_complement_taker, negate_predicate, negated_before,
-                                             negator_removal)
+from cfaug.methods.auto_cad.manner import manner_polarity, own_flip
+from cfaug.methods.auto_cad.negation import negate_predicate, negated_before, negator_removal
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.replacements import (
@@ -548,10 +547,8 @@ class AutoCAD(Method):
                 if t.kind != "word":
                     continue
                 # "worth seeing" -> "not worth seeing"; "well written" -> "poorly written"
-                fixed = negate_complement_taker(tokens, t.head, tags[i])
-                manner = manner_edit(tokens, t.head, tags[i], self.lexicon) if self.tagger is not None else None
-                if fixed is None and manner is not None:
-                    fixed = agree_article(item.record.text(), tokens, t.head, manner)  # "an ill-" -> "a well-"
+                fixed = own_flip(item.record.text(), tokens, t.head, tags[i], self.lexicon,
+                                 task.polarity(item.record.label) or "", manner=self.tagger is not None)
                 if fixed is not None:
                     options[i].append([(fixed, t)])
                     continue

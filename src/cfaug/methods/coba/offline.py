@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
-from cfaug.methods.auto_cad.manner import manner_edit, manner_polarity
-from cfaug.methods.auto_cad.negation import negate_complement_taker, negate_predicate, negator_removal
+from cfaug.methods.auto_cad.manner import manner_polarity, own_flip
+from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
 from cfaug.methods.auto_cad.replacements import ReplacementRequest
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.text import Edit, Token, agree_article, apply_edits
@@ -81,13 +81,13 @@ def triple_words(doc: Any, t: Triple) -> list[int]:
 
 
 def categorise(doc: Any, triples: Sequence[Triple], principal: set[str], spurious: set[str],
-               lexicon: Lexicon | None, source_polarity: str | None) -> list[str]:
-    """spurious / principal / normal for each triple (see the module docstring)."""
+               lexicon: Lexicon | None, source_polarity: str | None, tokens: Sequence[Token],
+               tags: Mapping[int, str]) -> list[str]:
+    """spurious / principal / normal for each triple (see the module docstring); ``tokens`` and ``tags``:
+    the doc as :func:`as_tokens` gives it."""
     index = [triple_words(doc, t) for t in triples]
     out = categorise_words([[doc[i].lower_ for i in ids] for ids in index], principal, spurious)
     if lexicon is not None and source_polarity:
-        tokens, tags = as_tokens(doc)
-
         def carries_source(i: int) -> bool:  # an opinion word of the source label ("well written" too), or a
             pol = lexicon.polarity(doc[i].lower_)  # negated opposite one
             return (pol == source_polarity or (pol is not None and _negator_before(doc, i) is not None)
@@ -149,11 +149,12 @@ class OfflinePlanner:
             moved = {w for w in s_set if self.lexicon.polarity(w) == source_polarity}
             p_set |= moved
             s_set -= moved
-        cats = categorise(doc, triples, p_set, s_set, self.lexicon if self.lexicon_principal else None, source_polarity)
+        tokens, tags = as_tokens(doc)
+        cats = categorise(doc, triples, p_set, s_set, self.lexicon if self.lexicon_principal else None, source_polarity,
+                          tokens, tags)
         plan = Plan(doc, triples, cats, sentence_categories(doc, triples, cats),
                     [w for w in dict.fromkeys([*principal, *spurious]) if w in p_set],
                     [w for w in spurious if w in s_set])
-        tokens, tags = as_tokens(doc)
         requests: list[tuple[int, Triple, ReplacementRequest]] = []
         negated_heads: set[int] = set()
         done: set[int] = set()
@@ -169,15 +170,12 @@ class OfflinePlanner:
                 w = doc[i].lower_
                 if w in s_set:
                     continue  # spurious words stay as they are
-                if self.lexicon_principal and target_polarity and _negator_before(doc, i) is None:
+                if self.lexicon_principal and source_polarity and target_polarity and _negator_before(doc, i) is None:
                     # "well written" -> "poorly written", "worth seeing" -> "not worth seeing"
-                    fixed = (manner_edit(tokens, i, tags, self.lexicon)
-                             if manner_polarity(tokens, i, tags, self.lexicon) == source_polarity else None)
-                    if fixed is None and self.lexicon.polarity(w) == source_polarity:
-                        fixed = negate_complement_taker(tokens, i, tags)
+                    fixed = own_flip(doc.text, tokens, i, tags, self.lexicon, source_polarity)
                     if fixed is not None:
                         done.add(i)
-                        plan.slots.append([agree_article(doc.text, tokens, i, fixed)])
+                        plan.slots.append([fixed])
                         continue
                 pol = self.lexicon.polarity(w)
                 negated = _negator_before(doc, i) if pol is not None else None
