@@ -7,6 +7,10 @@ word-level vocabulary (lower-cased words of the training sentences, label sequen
 with ``tokenizers`` and wrapped as a Hugging Face fast tokenizer); with ``checkpoint=DIR`` a local T5 (and
 its tokenizer) is fine-tuned instead. Both save with ``save_pretrained``, so the PPO stage and generation
 load either the same way.
+
+With ``delexicalise`` (:mod:`cfaug.methods.t2s.delex`) the model sees placeholders instead of the label's
+terms, in its input and in the sentences it learns from, and :meth:`Generator.generate` puts the terms back;
+the setting is saved with the model (``cfaug_generator.json``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cfaug.methods.t2s.delex import PLACEHOLDERS, delexicalise_condition, delexicalise_sentence, fill
+
+SETTINGS_FILE = "cfaug_generator.json"
 PAD, EOS, UNK = "<pad>", "</s>", "<unk>"
 
 
@@ -40,16 +47,17 @@ class GeneratorShape:
                 "max_vocab": self.max_vocab}
 
 
-def build_tokenizer(texts: Iterable[str], max_vocab: int) -> Any:
+def build_tokenizer(texts: Iterable[str], max_vocab: int, reserved: Sequence[str] = ()) -> Any:
     """A word-level fast tokenizer over the lower-cased, space-split words of ``texts`` (most frequent
-    first, at most ``max_vocab`` entries with the specials); it appends ``</s>`` to every encoded text."""
+    first, at most ``max_vocab`` entries with the specials and the ``reserved`` words, which are always in);
+    it appends ``</s>`` to every encoded text."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     counts: Counter[str] = Counter()
     for t in texts:
         counts.update(t.lower().split())
-    specials = [PAD, EOS, UNK]
+    specials = [PAD, EOS, UNK] + [w for w in dict.fromkeys(reserved) if w not in (PAD, EOS, UNK)]
     words = [w for w, _ in counts.most_common(max(max_vocab - len(specials), 1)) if w not in specials]
     vocab = {w: i for i, w in enumerate(specials + words)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
@@ -77,8 +85,9 @@ class Generator:
     """A T5 model and its tokenizer, with the few operations the method needs."""
 
     def __init__(self, model: Any, tokenizer: Any, device: str = "cpu", max_source: int = 160,
-                 max_target: int = 64) -> None:
+                 max_target: int = 64, delexicalise: bool = False) -> None:
         self.model = model.to(device)
+        self.delexicalise = delexicalise
         self.tokenizer = tokenizer
         self.device = device
         self.max_source = max_source
@@ -86,13 +95,16 @@ class Generator:
 
     @classmethod
     def from_scratch(cls, texts: Iterable[str], shape: GeneratorShape, seed: int, device: str = "cpu",
-                     **kw: Any) -> Generator:
-        tokenizer = build_tokenizer(texts, shape.max_vocab)
-        return cls(new_model(tokenizer, shape, seed), tokenizer, device, **kw)
+                     delexicalise: bool = False, **kw: Any) -> Generator:
+        tokenizer = build_tokenizer(texts, shape.max_vocab, PLACEHOLDERS if delexicalise else ())
+        return cls(new_model(tokenizer, shape, seed), tokenizer, device, delexicalise=delexicalise, **kw)
 
     @classmethod
     def load(cls, folder: str | Path, device: str = "cpu", **kw: Any) -> Generator:
-        """A saved generator (or any local T5 checkpoint with its tokenizer)."""
+        """A saved generator (or any local T5 checkpoint with its tokenizer); ``delexicalise`` overrides the
+        saved setting (a checkpoint saved elsewhere has none: off)."""
+        import json
+
         from transformers import AutoTokenizer, T5ForConditionalGeneration
 
         from cfaug.judges.models import quiet_transformers, resolve_local_model
@@ -102,6 +114,9 @@ class Generator:
         tokenizer = AutoTokenizer.from_pretrained(str(path))
         model = T5ForConditionalGeneration.from_pretrained(str(path))
         model.eval()
+        settings = path / SETTINGS_FILE
+        if "delexicalise" not in kw and settings.exists():
+            kw["delexicalise"] = bool(json.loads(settings.read_text(encoding="utf-8")).get("delexicalise", False))
         return cls(model, tokenizer, device, **kw)
 
     def save(self, folder: str | Path) -> None:
@@ -112,11 +127,16 @@ class Generator:
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(str(folder))
         self.tokenizer.save_pretrained(str(folder))
+        (folder / SETTINGS_FILE).write_text(f'{{"delexicalise": {str(self.delexicalise).lower()}}}\n',
+                                            encoding="utf-8")
 
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
     def encode(self, conditions: Sequence[str]) -> tuple[Any, Any]:
+        """Input ids and attention mask of ``conditions`` (delexicalised when the generator is)."""
+        if self.delexicalise:
+            conditions = [delexicalise_condition(c)[0] for c in conditions]
         enc = self.tokenizer(list(conditions), padding=True, truncation=True, max_length=self.max_source,
                              return_tensors="pt")
         return enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
@@ -124,14 +144,17 @@ class Generator:
     def loss(self, conditions: Sequence[str], sentences: Sequence[str]) -> Any:
         """Mean token cross-entropy of ``sentences`` given ``conditions`` (the supervised objective)."""
         ids, mask = self.encode(conditions)
+        if self.delexicalise:
+            sentences = [delexicalise_sentence(s, delexicalise_condition(c)[1]) for c, s in zip(conditions, sentences)]
         lab = self.tokenizer([s.lower() for s in sentences], padding=True, truncation=True,
                              max_length=self.max_target, return_tensors="pt")["input_ids"].to(self.device)
         lab = lab.masked_fill(lab == self.tokenizer.pad_token_id, -100)
         return self.model(input_ids=ids, attention_mask=mask, labels=lab).loss
 
     def generate(self, conditions: Sequence[str], *, beams: int = 1, sample: bool = False,
-                 max_new_tokens: int | None = None, batch_size: int = 64) -> list[str]:
-        """One sentence per condition (greedy, beam search, or sampling)."""
+                 max_new_tokens: int | None = None, batch_size: int = 64, no_repeat_ngram: int = 0) -> list[str]:
+        """One sentence per condition (greedy, beam search, or sampling); with ``no_repeat_ngram`` no word
+        n-gram of that size occurs twice in a sentence (placeholders count as words)."""
         import torch
 
         out: list[str] = []
@@ -141,10 +164,17 @@ class Generator:
             with torch.no_grad():
                 gen = self.model.generate(input_ids=ids, attention_mask=mask, num_beams=beams, do_sample=sample,
                                           top_k=0 if sample else None, min_new_tokens=1,
+                                          no_repeat_ngram_size=no_repeat_ngram or None,
                                           max_new_tokens=max_new_tokens or self.max_target)
-            out += self.decode(gen)
+            out += self.decode(gen, conditions[b: b + batch_size])
         return out
 
-    def decode(self, ids: Any) -> list[str]:
-        texts = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
-        return [" ".join(t.split()) for t in texts]
+    def decode(self, ids: Any, conditions: Sequence[str] | None = None) -> list[str]:
+        """Sentences of generated ids; a delexicalising generator needs the ``conditions`` they were written
+        for, to put the terms back."""
+        texts = [" ".join(t.split()) for t in self.tokenizer.batch_decode(ids, skip_special_tokens=True)]
+        if not self.delexicalise:
+            return texts
+        if conditions is None or len(conditions) != len(texts):
+            raise ValueError("a delexicalising generator decodes with the conditions of its sentences")
+        return [fill(t, delexicalise_condition(c)[1]) for t, c in zip(texts, conditions)]

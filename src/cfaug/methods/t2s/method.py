@@ -54,7 +54,7 @@ STEPS_KEY = "steps_made_with"
 STEP_PARAMS = {
     "extractor": ("dev_data", "extractor_epochs"),
     "pool": ("unlabeled", "unlabeled_max", "max_words", "min_confidence", "template_depth", "prune_terms"),
-    "generator": ("generator_data", "checkpoint", "d_model", "layers", "generator_epochs", "generator_lr", "batch_size"),
+    "generator": ("generator_data", "checkpoint", "delexicalise", "d_model", "layers", "generator_epochs", "generator_lr", "batch_size"),
     "discriminators": ("mixed_pairs", "fluency_theta", "discriminator", "discriminator_epochs"),
     "ppo": ("ppo_steps", "ppo_lr", "kl_coef", "gae_lambda", "gamma"),
 }
@@ -87,6 +87,10 @@ class T2SConfig:
                                 choices=("pool", "pseudo"), fit=True)
     checkpoint: str | None = param(None, "a local T5 checkpoint (with its tokenizer) to fine-tune as the generator; "
                                    "default: a small T5 trained from scratch", fit=True)
+    delexicalise: str = param("auto", "the generator writes placeholders for the label's terms, which are put back "
+                              "after decoding (cfaug.methods.t2s.delex): on, off, or auto (on for a generator "
+                              "trained from scratch, which copies rare terms badly; off with a checkpoint)",
+                              choices=("auto", "on", "off"), fit=True)
     d_model: int = param(192, "from-scratch generator: model width", min=16, fit=True)
     layers: int = param(3, "from-scratch generator: encoder and decoder layers", min=1, fit=True)
     generator_epochs: int = param(10, "epochs of supervised generator training", min=1, fit=True)
@@ -111,6 +115,8 @@ class T2SConfig:
     candidates: int = param(8, "sentences generated per input record", min=1, max=1000)
     keep: int = param(2, "at most this many best sentences kept per input record", min=1, max=1000)
     decoding: str = param("greedy", "greedy, beam (4) or sample", choices=("greedy", "beam", "sample"))
+    no_repeat_ngram: int = param(3, "generation never repeats a word n-gram of this size within a sentence (0 = "
+                                 "off)", min=0, max=10)
     min_alignment: float = param(0.5, "keep sentences whose alignment score reaches this", min=0.0, max=1.0)
     min_fluency: float = param(0.5, "keep sentences whose fluency score reaches this", min=0.0, max=1.0)
     max_new_tokens: int = param(48, "tokens generated at most", min=4, max=512)
@@ -131,7 +137,7 @@ class T2S(Method):
         "record, 4 kept: about 5,000)",
         params={"generator_data": "pseudo", "kl_coef": 0.01, "gae_lambda": 0.95, "gamma": 0.99,
                 "min_confidence": 0.75, "label_source": "pool", "template_source": "pool", "candidates": 80,
-                "keep": 4, "ppo_steps": 1000},
+                "keep": 4, "ppo_steps": 1000, "delexicalise": "off", "no_repeat_ngram": 0},
         needs={"unlabeled": "in-domain unlabelled sentences (-p unlabeled=FILE; the paper pseudo-labels 10,000 "
                             "Yelp or Amazon reviews)"})}
 
@@ -277,13 +283,15 @@ class T2S(Method):
         rng.shuffle(order)
         n_dev = min(500, max(1, len(data) // 20)) if len(data) >= 40 else 0
         dev, train = [data[i] for i in order[:n_dev]], [data[i] for i in order[n_dev:]]
+        delex = c.delexicalise == "on" or (c.delexicalise == "auto" and not c.checkpoint)
         if c.checkpoint:
-            gen = Generator.load(c.checkpoint, device=ctx.device, max_target=c.max_new_tokens)
+            gen = Generator.load(c.checkpoint, device=ctx.device, max_target=c.max_new_tokens, delexicalise=delex)
         else:
             shape = GeneratorShape(d_model=c.d_model, d_ff=c.d_model * 4 // 3 * 2, layers=c.layers,
                                    heads=max(1, c.d_model // 48))
             texts = [t for pair in data for t in pair]
-            gen = Generator.from_scratch(texts, shape, ctx.seed, ctx.device, max_target=c.max_new_tokens)
+            gen = Generator.from_scratch(texts, shape, ctx.seed, ctx.device, max_target=c.max_new_tokens,
+                                         delexicalise=delex)
         steps = c.generator_epochs * max(1, -(-len(train) // c.batch_size))
         opt = torch.optim.Adam(gen.model.parameters(), lr=c.generator_lr)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / steps))
@@ -305,7 +313,7 @@ class T2S(Method):
         gen.save(folder)
         save("generator_sl", {**result.facts(), "examples": len(train), "dev_examples": len(dev),
                               "parameters": gen.parameters(), "from_checkpoint": c.checkpoint,
-                              "vocabulary": len(gen.tokenizer), "data": c.generator_data})
+                              "vocabulary": len(gen.tokenizer), "data": c.generator_data, "delexicalised": delex})
         return gen
 
     def _mixed(self, pool: list[dict[str, Any]], gen: Any, extractor: Any, ctx: FitContext) -> list[dict[str, Any]]:
@@ -459,7 +467,8 @@ class T2S(Method):
             return results
         conds = [condition_text(lab["label_seq"], tpl["template"]) for _, lab, tpl in jobs]
         sentences = self.generator.generate(conds, beams=4 if c.decoding == "beam" else 1,
-                                            sample=c.decoding == "sample", max_new_tokens=c.max_new_tokens)
+                                            sample=c.decoding == "sample", max_new_tokens=c.max_new_tokens,
+                                            no_repeat_ngram=c.no_repeat_ngram)
         flu = self.fluency.fluency(sentences)
         ali = self.alignment.alignment([lab["label_seq"].lower() for _, lab, _ in jobs], sentences)
         per_item: dict[int, list[tuple[float, Counterfactual]]] = {}

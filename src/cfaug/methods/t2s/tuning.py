@@ -108,7 +108,7 @@ def ppo_tune(generator: Generator, fluency: Any, alignment: Any, pairing: Pairin
         conds = [condition_text(lab["label_seq"], tpl["template"]) for lab, tpl in pairs]
         ids, mask = generator.encode(conds)
         responses = trainer.generate(ids, mask)
-        sentences = generator.decode(responses)
+        sentences = generator.decode(responses, conds)
         scores, parts = rewards(sentences, pairs, fluency, alignment)
         stats = trainer.step(ids, mask, responses, torch.tensor(scores, dtype=torch.float32))
         entry = {"step": step + 1, "reward": float(scores.mean()), **parts,
