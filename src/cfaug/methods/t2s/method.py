@@ -10,7 +10,8 @@ from the same data with the same values of the parameters it depends on (:data:`
 1. ``extractor/``: an ASTE model (:class:`cfaug.aste.GridTagger`) trained on the labelled data.
 2. ``pool.jsonl``: the extractor's confident predictions on unlabelled in-domain sentences
    (``unlabeled``, ``min_confidence``) plus the labelled data, each with its dependency template.
-3. ``generator_sl/``: the generator (:mod:`cfaug.methods.t2s.generator`) trained on the pool.
+3. ``generator_sl/``: the generator (:mod:`cfaug.methods.t2s.generator`) trained on the pool; trained from
+   scratch, it writes placeholders for the label's terms (``delexicalise``, :mod:`cfaug.methods.t2s.delex`).
 4. ``fluency/`` and ``alignment/``: the two discriminators (:mod:`cfaug.judges.aste_discriminators`), trained
    on data built from the pool and the generator's own mixed-pair sentences
    (:mod:`cfaug.methods.t2s.discriminator_data`).
