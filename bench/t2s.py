@@ -8,6 +8,7 @@ sentences):
    timed stage by stage; then ``cfaug augment`` with ``--keep-failed`` so that every candidate and its scores
    are kept (the default selection is the rows that passed).
 2. Augmented sets: T2S (the passing rows); *no PPO* (the same training stage's supervised generator);
+   *each training sentence's own label* with a pool template (``label_source=record``);
    *templates and labels from the training set only* (``label_source=train template_source=train``);
    *self-training* (pseudo-labelled pool sentences as augmentation, as many as t2s kept but at least half the
    training set); EDA with the label's terms protected (one version of every training sentence).
@@ -116,6 +117,8 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
         shutil.rmtree(nosl / "generator")
         shutil.copytree(model / "generator_sl", nosl / "generator")
     facts["no_ppo"] = cached(d / "aug-no-ppo.json", lambda: augment("no-ppo", nosl))
+    facts["own_label"] = cached(d / "aug-own-label.json", lambda: augment(
+        "own-label", model, ("-p", "label_source=record")))
     facts["train_only"] = cached(d / "aug-train-only.json", lambda: augment(
         "train-only", model, ("-p", "label_source=train", "-p", "template_source=train")))
     return facts
@@ -156,7 +159,8 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
     random.Random(0).shuffle(pool)
     sets = {"none": [], "eda": eda_aste(train, n_aug=1, seed=0), "t2s": examples_of(kept)}
     if domain in args.ablation_domains:
-        sets.update({"no_ppo": examples_of(passed("no-ppo")), "train_only": examples_of(passed("train-only")),
+        sets.update({"no_ppo": examples_of(passed("no-ppo")), "own_label": examples_of(passed("own-label")),
+                     "train_only": examples_of(passed("train-only")),
                      "self_training": [AsteExample(tuple(e["tokens"]), parse_triplets(e["triplets"]), id=e["id"])
                                        for e in pool[: max(len(kept), len(train) // 2)]]})
     seeds = list(range(args.seeds))
@@ -229,7 +233,7 @@ def main() -> int:
     ap.add_argument("--figures", action="store_true", help="also the score-band and size studies on 14res")
     ap.add_argument("--stage", choices=("pipeline", "evaluate", "all"), default="all")
     ap.add_argument("--sets", nargs="*", default=None,
-                    help="evaluate only these augmentation sets (none eda t2s no_ppo train_only self_training), to "
+                    help="evaluate only these augmentation sets (none eda t2s no_ppo own_label train_only self_training), to "
                          "split the evaluation over processes; results are cached, a final run without it reports all")
     ap.add_argument("--quick", action="store_true", help="tiny smoke run")
     ap.add_argument("--note", default="", help="a paragraph for the results file (e.g. how the stages were run)")
@@ -286,7 +290,9 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
         lines += ["### ASTE F1 on test (Table 2 and Table 4)", "",
                   "| augmentation | sentences | seeds | P | R | F1 mean ± std | Δ F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
         names = {"none": "no augmentation", "eda": "EDA (terms protected)", "t2s": "target-to-source",
-                 "no_ppo": "t2s without PPO", "train_only": "t2s, labels and templates of the training set only",
+                 "no_ppo": "t2s without PPO",
+                 "own_label": "t2s, each training sentence's own label with a pool template (label_source=record)",
+                 "train_only": "t2s, labels and templates of the training set only",
                  "self_training": "self-training (pseudo-labelled sentences)"}
         for key, label in names.items():
             if key not in e["sizes"]:
