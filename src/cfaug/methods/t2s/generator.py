@@ -15,6 +15,7 @@ the setting is saved with the model (``cfaug_generator.json``).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -103,8 +104,6 @@ class Generator:
     def load(cls, folder: str | Path, device: str = "cpu", **kw: Any) -> Generator:
         """A saved generator (or any local T5 checkpoint with its tokenizer); ``delexicalise`` overrides the
         saved setting (a checkpoint saved elsewhere has none: off)."""
-        import json
-
         from transformers import AutoTokenizer, T5ForConditionalGeneration
 
         from cfaug.judges.models import quiet_transformers, resolve_local_model
@@ -127,8 +126,7 @@ class Generator:
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(str(folder))
         self.tokenizer.save_pretrained(str(folder))
-        (folder / SETTINGS_FILE).write_text(f'{{"delexicalise": {str(self.delexicalise).lower()}}}\n',
-                                            encoding="utf-8")
+        (folder / SETTINGS_FILE).write_text(json.dumps({"delexicalise": self.delexicalise}) + "\n", encoding="utf-8")
 
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
