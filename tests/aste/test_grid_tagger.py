@@ -236,6 +236,16 @@ def test_contextual_vectors_align_with_tokens():
     assert np.array_equal(cv.vectors([sentences[0]])[0], out[0])  # cached
 
 
+def test_contextual_vectors_do_not_depend_on_the_other_sentences():
+    # encoded with longer sentences, in another order, or alone: bit-identical (a padded batch would differ
+    # in the last digits, and through the cache a later fit would not repeat an earlier one)
+    sentence = ["the", "battery", "life", "is", "great"]
+    alone = ContextualVectors("minilm", layer=2).vectors([sentence])[0]
+    others = [["word"] * n for n in (3, 9, 20)]
+    with_others = ContextualVectors("minilm", layer=2).vectors([*others, sentence])[-1]
+    assert np.array_equal(alone, with_others)
+
+
 def test_packaged_encoder_inputs_train_save_and_load(tmp_path):
     train = toy(16, 2)
     config = GridTaggerConfig(**{**TINY, "epochs": 2, "contextual": "minilm", "contextual_layer": 2,

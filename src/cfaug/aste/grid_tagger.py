@@ -39,10 +39,12 @@ diagonal cells and (c) the mean probability of the chosen polarity over its pair
 thus means every step that produced the triplet was confident, which suits a pseudo-labeller.
 
 Determinism. Vocabulary, initial weights, the held-out dev split, dropout and the batch order depend only
-on the tagger's ``seed``; on CPU two fits with the same seed, data and config give the same weights.
+on the tagger's ``seed``, and the encoder's vectors of a sentence do not depend on the other sentences
+encoded in the process (:class:`ContextualVectors`); on CPU two fits with the same seed, data and config
+give the same weights, whatever ran before them in the process.
 
 Cost (one CPU thread, 14res: 1,266 training sentences): about 3 s per epoch plus 1 s of dev evaluation with
-the defaults, and some 10 s to load the encoder and encode train and dev once (encoded sentences are cached
+the defaults, and some 15 s to load the encoder and encode train and dev once (encoded sentences are cached
 per process, at most 10,000).
 
 >>> tagger = GridTagger(GridTaggerConfig(epochs=20), seed=1)            # doctest: +SKIP
@@ -418,9 +420,14 @@ class PieceVectors:
 class ContextualVectors:
     """Each token's hidden state of the packaged encoder at one layer, averaged over the token's word pieces
     (tokens whose pieces fall past the encoder's window, or that have none, get zeros). Sentences are
-    cached, so a sentence is encoded once per process."""
+    cached, so a sentence is encoded once per process.
 
-    def __init__(self, name: str = "minilm", layer: int = 3, batch_size: int = 32) -> None:
+    By default each sentence is encoded on its own (``batch_size=1``): in a padded batch a sentence's vectors
+    differ in the last digits with the lengths of the other sentences, and through the cache they would then
+    depend on what the process encoded before (a tagger trained after another one would not repeat its own
+    run). Encoding alone costs about 2.5 times the batched time, some 10 s for 14res's training sentences."""
+
+    def __init__(self, name: str = "minilm", layer: int = 3, batch_size: int = 1) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         from cfaug.judges.models import default_encoder_path, quiet_transformers
