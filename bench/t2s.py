@@ -233,8 +233,8 @@ def main() -> int:
     ap.add_argument("--figures", action="store_true", help="also the score-band and size studies on 14res")
     ap.add_argument("--stage", choices=("pipeline", "evaluate", "all"), default="all")
     ap.add_argument("--sets", nargs="*", default=None,
-                    help="evaluate only these augmentation sets (none eda t2s no_ppo own_label train_only self_training), to "
-                         "split the evaluation over processes; results are cached, a final run without it reports all")
+                    help="evaluate only these augmentation sets (none eda t2s no_ppo own_label train_only "
+                         "self_training), to split the evaluation over processes; results are cached, a final run without it reports all")
     ap.add_argument("--quick", action="store_true", help="tiny smoke run")
     ap.add_argument("--note", default="", help="a paragraph for the results file (e.g. how the stages were run)")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "t2s.results.md")

@@ -55,7 +55,8 @@ STEPS_KEY = "steps_made_with"
 STEP_PARAMS = {
     "extractor": ("dev_data", "extractor_epochs"),
     "pool": ("unlabeled", "unlabeled_max", "max_words", "min_confidence", "template_depth", "prune_terms"),
-    "generator": ("generator_data", "checkpoint", "delexicalise", "d_model", "layers", "generator_epochs", "generator_lr", "batch_size"),
+    "generator": ("generator_data", "checkpoint", "delexicalise", "d_model", "layers", "generator_epochs",
+                  "generator_lr", "batch_size"),
     "discriminators": ("mixed_pairs", "fluency_theta", "discriminator", "discriminator_epochs"),
     "ppo": ("ppo_steps", "ppo_lr", "kl_coef", "gae_lambda", "gamma"),
 }
