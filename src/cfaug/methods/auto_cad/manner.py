@@ -66,9 +66,12 @@ def manner_edit(tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexico
     """The edit that flips ``tokens[i]``'s manner adverb ("well written" -> "poorly written",
     "superbly-crafted" -> "poorly-crafted"), or None when it is not one."""
     polarity = manner_polarity(tokens, i, tags, lexicon)
-    if polarity is None:
-        return None
-    tok = tokens[i]
+    return None if polarity is None else _swap_adverb(tokens[i], polarity)
+
+
+def _swap_adverb(tok: Token, polarity: str) -> Edit:
+    """The edit that puts the opposite adverb in place of ``tok``'s manner adverb of ``polarity`` (the part
+    before a hyphen)."""
     first = tok.text.split("-")[0]
     return Edit(tok.start, tok.start + len(first), match_case(first, OPPOSITE[polarity]), first, "replace")
 
@@ -82,5 +85,5 @@ def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str]
     "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
     edit = negate_complement_taker(tokens, i, tags) if lexicon.polarity(tokens[i].text) == polarity else None
     if edit is None and manner and manner_polarity(tokens, i, tags, lexicon) == polarity:
-        edit = manner_edit(tokens, i, tags, lexicon)
+        edit = _swap_adverb(tokens[i], polarity)
     return None if edit is None else agree_article(text, tokens, i, edit)
