@@ -131,19 +131,29 @@ class Generator:
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
-    def encode(self, conditions: Sequence[str]) -> tuple[Any, Any]:
-        """Input ids and attention mask of ``conditions`` (delexicalised when the generator is)."""
-        if self.delexicalise:
-            conditions = [delexicalise_condition(c)[0] for c in conditions]
-        enc = self.tokenizer(list(conditions), padding=True, truncation=True, max_length=self.max_source,
+    def _inputs(self, conditions: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
+        """The model's input texts for ``conditions`` and each one's placeholder -> term map (delexicalised
+        when the generator is; otherwise the conditions and empty maps)."""
+        if not self.delexicalise:
+            return list(conditions), [{} for _ in conditions]
+        pairs = [delexicalise_condition(c) for c in conditions]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def _ids(self, inputs: Sequence[str]) -> tuple[Any, Any]:
+        enc = self.tokenizer(list(inputs), padding=True, truncation=True, max_length=self.max_source,
                              return_tensors="pt")
         return enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
 
+    def encode(self, conditions: Sequence[str]) -> tuple[Any, Any]:
+        """Input ids and attention mask of ``conditions`` (delexicalised when the generator is)."""
+        return self._ids(self._inputs(conditions)[0])
+
     def loss(self, conditions: Sequence[str], sentences: Sequence[str]) -> Any:
         """Mean token cross-entropy of ``sentences`` given ``conditions`` (the supervised objective)."""
-        ids, mask = self.encode(conditions)
+        inputs, terms = self._inputs(conditions)
+        ids, mask = self._ids(inputs)
         if self.delexicalise:
-            sentences = [delexicalise_sentence(s, delexicalise_condition(c)[1]) for c, s in zip(conditions, sentences)]
+            sentences = [delexicalise_sentence(s, t) for s, t in zip(sentences, terms)]
         lab = self.tokenizer([s.lower() for s in sentences], padding=True, truncation=True,
                              max_length=self.max_target, return_tensors="pt")["input_ids"].to(self.device)
         lab = lab.masked_fill(lab == self.tokenizer.pad_token_id, -100)
@@ -158,21 +168,24 @@ class Generator:
         out: list[str] = []
         self.model.eval()
         for b in range(0, len(conditions), batch_size):
-            ids, mask = self.encode(conditions[b: b + batch_size])
+            inputs, terms = self._inputs(conditions[b: b + batch_size])
+            ids, mask = self._ids(inputs)
             with torch.no_grad():
                 gen = self.model.generate(input_ids=ids, attention_mask=mask, num_beams=beams, do_sample=sample,
                                           top_k=0 if sample else None, min_new_tokens=1,
                                           no_repeat_ngram_size=no_repeat_ngram or None,
                                           max_new_tokens=max_new_tokens or self.max_target)
-            out += self.decode(gen, conditions[b: b + batch_size])
+            out += self._sentences(gen, terms)
         return out
 
     def decode(self, ids: Any, conditions: Sequence[str] | None = None) -> list[str]:
         """Sentences of generated ids; a delexicalising generator needs the ``conditions`` they were written
         for, to put the terms back."""
-        texts = [" ".join(t.split()) for t in self.tokenizer.batch_decode(ids, skip_special_tokens=True)]
-        if not self.delexicalise:
-            return texts
-        if conditions is None or len(conditions) != len(texts):
+        if self.delexicalise and (conditions is None or len(conditions) != len(ids)):
             raise ValueError("a delexicalising generator decodes with the conditions of its sentences")
-        return [fill(t, delexicalise_condition(c)[1]) for t, c in zip(texts, conditions)]
+        return self._sentences(ids, self._inputs(conditions or [""] * len(ids))[1])
+
+    def _sentences(self, ids: Any, terms: Sequence[dict[str, str]]) -> list[str]:
+        """Decoded sentences, each with its placeholders replaced by its terms (none without delexicalising)."""
+        texts = [" ".join(t.split()) for t in self.tokenizer.batch_decode(ids, skip_special_tokens=True)]
+        return [fill(t, m) if self.delexicalise else t for t, m in zip(texts, terms)]
