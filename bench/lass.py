@@ -481,9 +481,12 @@ def main() -> int:
     for label, _, r in table4[-2:]:
         lines += ["", f"Samples, {label} (positive side -> reconstruction with the negative side's sentiment):", ""]
         lines += [f"- \"{a}\" -> \"{b}\"" for a, b in r["samples"]]
+    manifest = json.loads((WORK / "lass_output.jsonl.run" / "manifest.json").read_text())
+    decoding = manifest["method_facts"]["decoding"]
     lines += ["", "## Mass production", "",
               f"Speed, one candidate per input: {speed['inputs']:,} positive corpus sentences rewritten to negative "
-              f"(beam 4, batches of 256, the default 2 worker processes), {speed['kept']:,} kept after both filters in "
+              f"({decoding}, batches of 256, the default 2 worker processes), {speed['kept']:,} kept after both "
+              "filters in "
               f"{speed['seconds']:.0f} s: **{speed['filtered_per_s']} filtered sentences/s** "
               f"({speed['candidates_per_s']} candidates/s).", "",
               f"Production for the summarization test: all {produce['inputs']:,} positive corpus sentences that were "

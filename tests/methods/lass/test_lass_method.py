@@ -73,7 +73,7 @@ def test_reproduction_flips_sentiment_keeps_content_and_records_every_score(mode
     d, corpus, _ = files
     out = tmp_path / "out.jsonl"
     code, _, err = cli("augment", corpus, "-o", out, "--method", "lass", "--model", folder, "--no-progress",
-                       "--keep-failed", *TINY)
+                       "--keep-failed", *TINY, "-p", "temperature=0")  # beam search, as the paper
     assert code == 0, err
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 48
@@ -91,6 +91,29 @@ def test_reproduction_flips_sentiment_keeps_content_and_records_every_score(mode
     assert flipped >= 40
 
 
+def test_sampled_reproduction_is_recorded_and_repeats_exactly(model, files, tmp_path, monkeypatch):
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    folder, _ = model
+    d, corpus, _ = files
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.jsonl"
+        code, _, err = cli("augment", corpus, "-o", out, "--method", "lass", "--model", folder, "--no-progress",
+                           "--keep-failed", *TINY, "-p", "temperature=0.7", "-p", "candidates=3")
+        assert code == 0, err
+        runs.append([json.loads(x) for x in out.read_text().splitlines()])
+        manifest = json.loads((tmp_path / f"{name}.jsonl.run" / "manifest.json").read_text())
+        assert "temperature 0.7" in json.dumps(manifest)
+    assert [r["text"] for r in runs[0]] == [r["text"] for r in runs[1]]
+    # several candidates of one item differ (identical ones are dropped), and most still carry the target
+    per_source = {}
+    for r in runs[0]:
+        per_source.setdefault(r["original_text"], []).append(r["text"])
+    assert max(len(v) for v in per_source.values()) > 1
+    assert all(len(set(v)) == len(v) for v in per_source.values())
+    assert sum(r["meta"]["filters"]["flip"] for r in runs[0]) >= 0.8 * len(runs[0])
+
+
 def test_training_without_pairs_says_how_to_make_them(files, tmp_path, monkeypatch):
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     _, corpus, _ = files
@@ -105,7 +128,7 @@ def test_paper_preset_needs_pairs():
     with pytest.raises(ConfigError, match="needs pairs"):
         build_method("lass", {}, preset="paper")
     m = build_method("lass", {"pairs": "x.tsv"}, preset="paper")
-    assert m.config.pretrain_epochs == 0 and m.config.beam == 4
+    assert m.config.pretrain_epochs == 0 and m.config.beam == 4 and m.config.temperature == 0
 
 
 def test_the_judge_learns_from_as_many_texts_of_each_label():

@@ -1,6 +1,6 @@
 """The parts Dis-AE (:mod:`cfaug.methods.lass.disae`) and the opinion summarizer of the LASS downstream test
 share: padding of token ids, the BiMeanVAE-style encoder pass (:func:`mean_pooled`), and an LSTM decoder
-conditioned on a latent vector, with batched greedy and beam-search decoding (:class:`LatentDecoder`).
+conditioned on a latent vector, with batched greedy, beam-search and sampled decoding (:class:`LatentDecoder`).
 
 Decoding never writes padding or the unknown word. A subclass sets ``self.embedding`` (word embeddings,
 padding index ``PAD``) and calls :meth:`LatentDecoder.build_decoder`. The decoder's initial state is a
@@ -9,7 +9,7 @@ function of the latent ``z`` and every input step is the previous word's embeddi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -72,9 +72,18 @@ class LatentDecoder(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1), ignore_index=PAD)
 
     @torch.no_grad()
-    def generate(self, z: torch.Tensor, max_tokens: int = 70, beam: int = 1) -> list[list[int]]:
+    def generate(self, z: torch.Tensor, max_tokens: int = 70, beam: int = 1, *, temperature: float = 0.0,
+                 top_p: float = 1.0, seeds: Sequence[int] | None = None) -> list[list[int]]:
         """Token ids decoded from each latent row of ``z`` (EOS not included), batched: greedy with
-        ``beam=1``, else a beam search of that width (hypotheses ranked by log-probability per token)."""
+        ``beam=1``, else a beam search of that width (hypotheses ranked by log-probability per token).
+        ``temperature > 0`` samples instead (``beam`` is then ignored): each word from the distribution at
+        that temperature, cut to its nucleus of probability ``top_p``; row ``i`` draws from a random stream
+        seeded with ``seeds[i]`` (default ``i``), so a row's text does not depend on the rows beside it."""
+        if temperature > 0:
+            if seeds is not None and len(seeds) != z.shape[0]:
+                raise ValueError(f"got {len(seeds)} seeds for {z.shape[0]} rows")
+            return self._sample(z, max_tokens, temperature, top_p, list(seeds) if seeds is not None
+                                else list(range(z.shape[0])))
         if beam <= 1:
             return self._greedy(z, max_tokens)
         return self._beam(z, max_tokens, beam)
@@ -85,6 +94,30 @@ class LatentDecoder(nn.Module):
         return self.output(out[:, -1]).log_softmax(dim=-1), state
 
     def _greedy(self, z: torch.Tensor, max_tokens: int) -> list[list[int]]:
+        return self._decode(z, max_tokens, lambda logp, alive: logp.argmax(dim=-1))
+
+    def _sample(self, z: torch.Tensor, max_tokens: int, temperature: float, top_p: float,
+                seeds: list[int]) -> list[list[int]]:
+        streams = [torch.Generator().manual_seed(int(s)) for s in seeds]
+
+        def pick(logp: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
+            probs = (logp / temperature).softmax(dim=-1)
+            sorted_p, order = probs.sort(dim=-1, descending=True)
+            cum = sorted_p.cumsum(dim=-1)
+            sorted_p = sorted_p.masked_fill(cum - sorted_p >= top_p, 0.0)  # outside the nucleus (the top word stays)
+            cum = sorted_p.cumsum(dim=-1)
+            # inverse CDF with one uniform draw per row from that row's own stream
+            u = torch.tensor([float(torch.rand(1, generator=streams[r])) for r in alive.tolist()],
+                             dtype=cum.dtype, device=cum.device).unsqueeze(1) * cum[:, -1:]
+            k = torch.searchsorted(cum, u).clamp(max=cum.shape[1] - 1)
+            return order.gather(1, k).squeeze(1)
+
+        return self._decode(z, max_tokens, pick)
+
+    def _decode(self, z: torch.Tensor, max_tokens: int,
+                pick: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> list[list[int]]:
+        """Left-to-right decoding, one word per row and step chosen by ``pick(logp, alive)`` (``alive``: the
+        batch rows still decoding, in the order of ``logp``'s rows)."""
         state = self._start(z)
         alive = torch.arange(z.shape[0], device=z.device)  # rows still decoding, in batch order
         token = torch.full((z.shape[0],), BOS, dtype=torch.long, device=z.device)
@@ -92,7 +125,7 @@ class LatentDecoder(nn.Module):
         for _ in range(max_tokens):
             logp, state = self._step(z, token, state)
             logp[:, [PAD, UNK]] = float("-inf")  # never write padding or an unknown word
-            token = logp.argmax(dim=-1)
+            token = pick(logp, alive)
             going = token != EOS
             for r, t in zip(alive[going].tolist(), token[going].tolist()):
                 out[r].append(t)

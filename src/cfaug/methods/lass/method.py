@@ -14,8 +14,10 @@ Training stage (``cfaug train lass --train-data CORPUS -p pairs=PAIRS``):
 * the label filter: a TF-IDF judge trained on the corpus (or ``judge_data``), or a local classifier.
 
 Generation: each work item's text gives the content; a sentiment parent of the target label, drawn from
-the same group when there is one, gives the sentiment; the combination is decoded (beam ``beam``) and
-scored by both filters. Everything is in ``meta``.
+the same group when there is one, gives the sentiment; the combination is decoded and scored by both
+filters. Everything is in ``meta``. Decoding samples each word (``temperature``, nucleus ``top_p``; seeded
+per item and candidate, so a rerun writes the same texts); ``temperature=0`` runs the paper's beam search
+(``beam``).
 """
 
 from __future__ import annotations
@@ -75,7 +77,12 @@ class LASSConfig:
     max_vocab: int = param(8000, "vocabulary size (most frequent words of pairs and corpus); the output layer's cost "
                            "grows with it", min=10, fit=True)
     max_tokens: int = param(70, "tokens per text read, and at most generated", min=4, max=512)
-    beam: int = param(4, "beam width of decoding (1 = greedy)", min=1, max=32)
+    beam: int = param(4, "beam width of decoding (1 = greedy; unused when sampling)", min=1, max=32)
+    temperature: float = param(1.0, "above 0, sample each word at this temperature (seeded per item and candidate; "
+                               "varied wording, so several candidates per item differ); 0 = beam search (the paper)",
+                               min=0.0, max=5.0)
+    top_p: float = param(0.9, "sampling: draw from the smallest set of words holding this much probability",
+                         min=0.01, max=1.0)
     candidates: int = param(1, "reproductions per item, each with its own sentiment parent", min=1, max=20)
     group_col: str | None = param(None, "column of the data naming each text's group (product, business): "
                                   "sentiment parents are drawn from the item's own group when it has one", fit=True)
@@ -110,8 +117,8 @@ class LASS(Method):
     presets = {"paper": Preset(
         "Zhou et al.'s setup: Dis-AE from the pairs alone, beam 4, at most 70 tokens, weights annealed to 5/1/1, "
         "Adam 5e-4; only reproductions below the perplexity threshold and judged as the target kept",
-        params={"pretrain_epochs": 0, "beam": 4, "max_tokens": 70, "lr": 5e-4, "require_flip": True,
-                "require_fluent": True},
+        params={"pretrain_epochs": 0, "beam": 4, "temperature": 0.0, "max_tokens": 70, "lr": 5e-4,
+                "require_flip": True, "require_fluent": True},
         needs={"pairs": "counterfactual pairs from a large model (-p pairs=FILE; make them with "
                         "'cfaug augment CORPUS --method lass-pairs')"})}
 
@@ -133,7 +140,10 @@ class LASS(Method):
     # ------------------------------------------------------------------------------------------ stages
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
         self.check_task(task)
-        return {"requests_per_item": 0, "decoding": f"beam {self.config.beam}" if self.config.beam > 1 else "greedy"}
+        c = self.config
+        decoding = (f"sampled, temperature {c.temperature:g}, top_p {c.top_p:g}" if c.temperature > 0
+                    else f"beam {c.beam}" if c.beam > 1 else "greedy")
+        return {"requests_per_item": 0, "decoding": decoding}
 
     def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
         """Dis-AE, the parent pool, the trigram model and its threshold, and the judge (see the module
@@ -257,6 +267,7 @@ class LASS(Method):
         c = self.config
         results: list[list[Counterfactual]] = [[] for _ in items]
         jobs: list[tuple[int, dict[str, Any], int]] = []
+        seeds: list[int] = []
         for n, item in enumerate(items):
             target = sentiment_polarity(item.target)
             if target not in CLASSES:
@@ -270,10 +281,12 @@ class LASS(Method):
                                                   "from")
                     break
                 jobs.append((n, parent, k))
+                seeds.append((self.item_seed(item) + 1_000_003 * (k + 1)) % 2 ** 31)  # leaves rng's draws as they are
         if not jobs:
             return results
         texts = reproduce(self.model, self.vocab, [items[n].record.text() for n, _, _ in jobs],
-                          [p["text"] for _, p, _ in jobs], max_tokens=c.max_tokens, beam=c.beam)
+                          [p["text"] for _, p, _ in jobs], max_tokens=c.max_tokens, beam=c.beam,
+                          temperature=c.temperature, top_p=c.top_p, seeds=seeds)
         probs = self.judge.predict_proba([judge_input({"text": t}, task.roles) for t in texts])
         labels = list(self.judge.labels)
         seen: dict[int, set[str]] = defaultdict(set)

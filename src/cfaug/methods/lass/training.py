@@ -196,17 +196,24 @@ def load_disae(folder: str | Path, device: str = "cpu") -> tuple[DisAE, WordVoca
 
 
 def reproduce(model: DisAE, vocab: WordVocab, content: Sequence[str], sentiment: Sequence[str], *,
-              max_tokens: int = 70, beam: int = 1, batch_size: int = 256) -> list[str]:
+              max_tokens: int = 70, beam: int = 1, batch_size: int = 256, temperature: float = 0.0,
+              top_p: float = 1.0, seeds: Sequence[int] | None = None) -> list[str]:
     """Texts with the content of ``content[i]`` and the sentiment of ``sentiment[i]`` (the paper's data
-    reproduction: a positive parent's content, a negative parent's sentiment), decoded in batches."""
+    reproduction: a positive parent's content, a negative parent's sentiment), decoded in batches: by beam
+    search (greedy with ``beam=1``), or sampled when ``temperature > 0`` (nucleus ``top_p``; text ``i`` from a
+    random stream seeded with ``seeds[i]``, default ``i``; see :meth:`LatentDecoder.generate`)."""
     if len(content) != len(sentiment):
         raise ValueError(f"got {len(content)} content parents but {len(sentiment)} sentiment parents")
+    if seeds is not None and len(seeds) != len(content):
+        raise ValueError(f"got {len(seeds)} seeds for {len(content)} texts")
     device = model.label_vectors.device
     out: list[str] = []
     for k in range(0, len(content), batch_size):
         c = pad_ids([vocab.encode(t, max_tokens) for t in content[k: k + batch_size]]).to(device)
         e = pad_ids([vocab.encode(t, max_tokens) for t in sentiment[k: k + batch_size]]).to(device)
-        out += [vocab.decode(ids) for ids in model.generate(model.transfer(c, e), max_tokens=max_tokens, beam=beam)]
+        rows = list(seeds[k: k + batch_size]) if seeds is not None else list(range(k, k + c.shape[0]))
+        out += [vocab.decode(ids) for ids in model.generate(model.transfer(c, e), max_tokens=max_tokens, beam=beam,
+                                                            temperature=temperature, top_p=top_p, seeds=rows)]
     return out
 
 
