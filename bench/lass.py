@@ -445,6 +445,16 @@ def main() -> int:
     rouge_drop = results["corpus"]["rougeL"] - results["lass"]["rougeL"]
 
     d = info["facts"]["disae"]
+    pre = d.get("pretraining", {})
+    resumed = ""
+    if pre.get("resumed_from_epoch") or d.get("resumed_from_epoch"):
+        done = pre.get("resumed_from_epoch") or 0
+        ran = max(1, args.pretrain_epochs - done)
+        resumed = (f"; this training resumed a killed one after pretraining epoch {done}, so the times cover "
+                   f"the epochs run here: {pre.get('seconds', 0) / 60 / ran:.1f} min per pretraining epoch, about "
+                   f"{(pre.get('seconds', 0) / ran * args.pretrain_epochs + d['seconds']) / 60:.0f} min for a "
+                   "training from the start") if not d.get("resumed_from_epoch") else \
+            "; this training resumed a killed one, so the times cover the epochs run here"
     stage_minutes = extra_minutes + (pairs["seconds"] + info["seconds"] + paper["seconds"] + produce["seconds"]
                                      + speed["seconds"] + sum(x["train_seconds"] for r in runs.values() for x in r)) / 60
     outputs = [json.loads(x) for x in (WORK / "lass_output.jsonl").read_text(encoding="utf-8").splitlines()[:400]]
@@ -469,7 +479,7 @@ def main() -> int:
              f"vocabulary {d['vocabulary']:,}, {d['parameters'] / 1e6:.1f}M parameters; {info['seconds'] / 60:.1f} "
              f"min in all (pretraining {d.get('pretraining', {}).get('seconds', 0) / 60:.1f} min, pairs "
              f"{d['seconds'] / 60:.1f} min: {d['seconds'] / 60 / args.epochs / d['train_pairs'] * 20000:.1f} min per "
-             f"epoch of 20k pairs). Filter threshold: perplexity {info['facts']['filters']['max_ppl']:.1f} "
+             f"epoch of 20k pairs){resumed}. Filter threshold: perplexity {info['facts']['filters']['max_ppl']:.1f} "
              f"({info['facts']['filters']['rule']}).", "",
              "Counterfactual reconstruction on the held-out pairs (content of the positive side, sentiment of the "
              "negative side, beam 4; ROUGE F1 against the negative side, x100; perplexity under the corpus trigram "
