@@ -1,5 +1,5 @@
 """How LASS's decoding shapes the downstream test, on the dev groups: beam search (the paper) against sampled
-decoding, and two against four candidates per sentence.
+decoding at three temperatures, and two against four candidates per sentence.
 
 It reuses the stages of ``bench/lass.py`` (run that first: the corpus, the pairs and the trained Dis-AE are
 read from ``bench/_work/lass``). For each variant all unused positive corpus sentences are rewritten to
@@ -8,7 +8,7 @@ plus what the filters kept; its summaries are scored on the NEG/POS dev groups (
 ``bench/lass.py``: other held-out sentences than the reported groups). This is where the default decoding was
 chosen. Every stage is cached.
 
-    python bench/lass_decoding.py        # about 1.5 hours on 2 cores after bench/lass.py
+    python bench/lass_decoding.py        # about 2.5 hours on 2 cores after bench/lass.py
 
 Writes ``bench/lass_decoding.dev.results.md``.
 """
@@ -29,7 +29,9 @@ import lass as B  # noqa: E402
 
 #: (cache name, label, candidates per sentence, extra -p settings)
 VARIANTS = [("beam", "beam search, width 4 (the paper)", 2, ["-p", "temperature=0"]),
+            ("t07", "sampled, temperature 0.7, top_p 0.9", 2, ["-p", "temperature=0.7"]),
             ("t10", "sampled, temperature 1, top_p 0.9 (the default)", 2, []),
+            ("t13", "sampled, temperature 1.3, top_p 0.9", 2, ["-p", "temperature=1.3"]),
             ("t10c4", "sampled, temperature 1, top_p 0.9, 4 candidates", 4, [])]
 
 
