@@ -148,6 +148,19 @@ def train_lass(args: argparse.Namespace, log: Path, pairs_file: Path, folder: Pa
     return info
 
 
+def rewrite_to_negative(inputs: Path, out: Path, model: Path, log: Path, *params: str) -> tuple[list[dict], float]:
+    """``cfaug augment INPUTS --method lass`` toward negative as this bench runs it (failed candidates kept,
+    batches of 256, ``-p`` settings ``params``): the output rows and the seconds taken."""
+    seconds = cfaug("augment", inputs, "-o", out, "--method", "lass", "--model", model, "--target", "negative",
+                    "--keep-failed", "--no-progress", "--overwrite", "--batch-size", "256", *params, log=log)
+    return [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()], seconds
+
+
+def failures(rows: list[dict]) -> dict[str, int]:
+    """How many output rows each filter (changed, fluency, flip) rejected."""
+    return {k: sum(1 for r in rows if r["meta"]["filters"].get(k) is False) for k in ("changed", "fluency", "flip")}
+
+
 def mass_produce(args: argparse.Namespace, log: Path, model: Path) -> dict[str, Any]:
     done = WORK / "reproduce.json"
     if done.exists():
@@ -157,18 +170,14 @@ def mass_produce(args: argparse.Namespace, log: Path, model: Path) -> dict[str, 
     pool = [(r["id"], r["label"], r["text"]) for r in read_tsv(WORK / "corpus.tsv")[args.pair_sources:]
             if r["label"] == "positive"]
     write_tsv(WORK / "reproduce.tsv", pool[: args.reproduce] if args.reproduce else pool)
-    out = WORK / "lass_output.jsonl"
-    seconds = cfaug("augment", WORK / "reproduce.tsv", "-o", out, "--method", "lass", "--model", model,
-                    "--target", "negative", "--keep-failed", "--no-progress", "--overwrite", "--batch-size", "256",
-                    "-p", f"candidates={args.candidates}", log=log)
-    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows, seconds = rewrite_to_negative(WORK / "reproduce.tsv", WORK / "lass_output.jsonl", model, log,
+                                        "-p", f"candidates={args.candidates}")
     kept = [r for r in rows if r["meta"]["passed"]]
-    fails = {k: sum(1 for r in rows if r["meta"]["filters"].get(k) is False) for k in ("changed", "fluency", "flip")}
     write_tsv(WORK / "lass_negatives.tsv", [(f"l{i}", "negative", r["text"]) for i, r in enumerate(kept)])
     facts = {"inputs_asked": args.reproduce, "inputs": len(read_tsv(WORK / "reproduce.tsv")),
              "candidates_per_input": args.candidates, "candidates": len(rows), "kept": len(kept),
              "seconds": round(seconds, 1), "filtered_per_s": round(len(kept) / seconds, 1),
-             "candidates_per_s": round(len(rows) / seconds, 1), "failed": fails}
+             "candidates_per_s": round(len(rows) / seconds, 1), "failed": failures(rows)}
     done.write_text(json.dumps(facts))
     return facts
 
@@ -183,11 +192,7 @@ def produce_speed(args: argparse.Namespace, log: Path, model: Path) -> dict[str,
             return facts
     rows = read_tsv(WORK / "reproduce.tsv")[: args.speed_inputs]
     write_tsv(WORK / "speed.tsv", [(r["id"], r["label"], r["text"]) for r in rows])
-    out = WORK / "speed_output.jsonl"
-    seconds = cfaug("augment", WORK / "speed.tsv", "-o", out, "--method", "lass", "--model", model,
-                    "--target", "negative", "--keep-failed", "--no-progress", "--overwrite", "--batch-size", "256",
-                    log=log)
-    rows_out = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows_out, seconds = rewrite_to_negative(WORK / "speed.tsv", WORK / "speed_output.jsonl", model, log)
     kept = sum(1 for r in rows_out if r["meta"]["passed"])
     facts = {"inputs": len(rows), "candidates": len(rows_out), "kept": kept, "seconds": round(seconds, 1),
              "filtered_per_s": round(kept / seconds, 1), "candidates_per_s": round(len(rows_out) / seconds, 1)}
@@ -447,14 +452,14 @@ def main() -> int:
     d = info["facts"]["disae"]
     pre = d.get("pretraining", {})
     resumed = ""
-    if pre.get("resumed_from_epoch") or d.get("resumed_from_epoch"):
-        done = pre.get("resumed_from_epoch") or 0
-        ran = max(1, args.pretrain_epochs - done)
-        resumed = (f"; this training resumed a killed one after pretraining epoch {done}, so the times cover "
-                   f"the epochs run here: {pre.get('seconds', 0) / 60 / ran:.1f} min per pretraining epoch, about "
-                   f"{(pre.get('seconds', 0) / ran * args.pretrain_epochs + d['seconds']) / 60:.0f} min for a "
-                   "training from the start") if not d.get("resumed_from_epoch") else \
-            "; this training resumed a killed one, so the times cover the epochs run here"
+    if d.get("resumed_from_epoch"):
+        resumed = "; this training resumed a killed one, so the times cover the epochs run here"
+    elif pre.get("resumed_from_epoch"):
+        ran = max(1, args.pretrain_epochs - pre["resumed_from_epoch"])
+        resumed = (f"; this training resumed a killed one after pretraining epoch {pre['resumed_from_epoch']}, so "
+                   f"the times cover the epochs run here: {pre['seconds'] / 60 / ran:.1f} min per pretraining epoch, "
+                   f"about {(pre['seconds'] / ran * args.pretrain_epochs + d['seconds']) / 60:.0f} min for a "
+                   "training from the start")
     stage_minutes = extra_minutes + (pairs["seconds"] + info["seconds"] + paper["seconds"] + produce["seconds"]
                                      + speed["seconds"] + sum(x["train_seconds"] for r in runs.values() for x in r)) / 60
     outputs = [json.loads(x) for x in (WORK / "lass_output.jsonl").read_text(encoding="utf-8").splitlines()[:400]]
@@ -475,9 +480,9 @@ def main() -> int:
              "this run (no server offline): the 'large model' role is played by auto-CAD.", "",
              "## Dis-AE", "",
              f"`cfaug train lass`: {d['pairs']:,} pairs, {args.pretrain_epochs} pretraining epoch(s) over "
-             f"{d.get('pretraining', {}).get('texts', 0):,} corpus sentences, {args.epochs} epochs over the pairs; "
+             f"{pre.get('texts', 0):,} corpus sentences, {args.epochs} epochs over the pairs; "
              f"vocabulary {d['vocabulary']:,}, {d['parameters'] / 1e6:.1f}M parameters; {info['seconds'] / 60:.1f} "
-             f"min in all (pretraining {d.get('pretraining', {}).get('seconds', 0) / 60:.1f} min, pairs "
+             f"min in all (pretraining {pre.get('seconds', 0) / 60:.1f} min, pairs "
              f"{d['seconds'] / 60:.1f} min: {d['seconds'] / 60 / args.epochs / d['train_pairs'] * 20000:.1f} min per "
              f"epoch of 20k pairs){resumed}. Filter threshold: perplexity {info['facts']['filters']['max_ppl']:.1f} "
              f"({info['facts']['filters']['rule']}).", "",

@@ -42,11 +42,8 @@ def produce(name: str, candidates: int, params: list[str], judge) -> dict:
         return json.loads(done.read_text())
     if not (work / "reproduce.tsv").exists():
         raise SystemExit("run bench/lass.py first: bench/_work/lass/reproduce.tsv is missing")
-    out = work / f"lass_output.{name}.jsonl"
-    seconds = B.cfaug("augment", work / "reproduce.tsv", "-o", out, "--method", "lass", "--model", work / "model",
-                      "--target", "negative", "--keep-failed", "--no-progress", "--overwrite", "--batch-size", "256",
-                      "-p", f"candidates={candidates}", *params, log=work / "commands.log")
-    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows, seconds = B.rewrite_to_negative(work / "reproduce.tsv", work / f"lass_output.{name}.jsonl", work / "model",
+                                          work / "commands.log", "-p", f"candidates={candidates}", *params)
     kept = [r for r in rows if r["meta"]["passed"]]
     B.write_tsv(work / f"lass_negatives.{name}.tsv", [(f"l{i}", "negative", r["text"]) for i, r in enumerate(kept)])
     pp = B.positive_prob(judge)([r["text"] for r in kept])
@@ -54,8 +51,7 @@ def produce(name: str, candidates: int, params: list[str], judge) -> dict:
                         for w in set(r["text"].lower().split()) - set(r["original_text"].lower().split()))
     info = {"seconds": round(seconds), "candidates": len(rows), "kept": len(kept),
             "eval_negative": round(sum(p < .5 for p in pp) / max(1, len(pp)), 3),
-            "fails": {k: sum(1 for r in rows if r["meta"]["filters"].get(k) is False)
-                      for k in ("changed", "fluency", "flip")},
+            "fails": B.failures(rows),
             "distinct_new_words": len(new_words), "top_new": new_words.most_common(25),
             "examples": [(r["original_text"], r["text"]) for r in kept[:12]]}
     done.write_text(json.dumps(info, indent=1))

@@ -273,7 +273,8 @@ class LASS(Method):
             if target not in CLASSES:
                 results[n] = NoCounterfactual(f"lass reproduces positive or negative texts, not {item.target!r}")
                 continue
-            rng = random.Random(self.item_seed(item))
+            seed = self.item_seed(item)
+            rng = random.Random(seed)
             for k in range(c.candidates):
                 parent = self._parent(item, target, rng)
                 if parent is None:
@@ -281,7 +282,7 @@ class LASS(Method):
                                                   "from")
                     break
                 jobs.append((n, parent, k))
-                seeds.append((self.item_seed(item) + 1_000_003 * (k + 1)) % 2 ** 31)  # leaves rng's draws as they are
+                seeds.append((seed + 1_000_003 * (k + 1)) % 2 ** 31)  # leaves rng's draws as they are
         if not jobs:
             return results
         texts = reproduce(self.model, self.vocab, [items[n].record.text() for n, _, _ in jobs],
