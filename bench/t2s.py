@@ -15,8 +15,10 @@ sentences):
    Mask-then-fill and conditional augmentation need a pretrained masked or infilling language model, which
    is not available offline: they are reported as not run.
 3. The ASTE model trained here (:class:`cfaug.aste.GridTagger`) on train + each set, ``--seeds`` seeds, test F1
-   mean and standard deviation; with ``--figures`` also Figure 4 (candidates chosen by alignment or fluency
-   score band) and Figure 5 (number of augmented sentences) on 14res.
+   mean and standard deviation, under each of ``--schemes``: *mix* (trained on train + the set) and
+   *finetune* (that model then fine-tuned on train alone); the ``f1_gain`` lines use ``--gain-scheme``
+   (finetune, chosen on the dev sets: see the README). With ``--figures`` also Figure 4 (candidates chosen by
+   alignment or fluency score band) and Figure 5 (number of augmented sentences) on 14res.
 
 Every stage is cached under ``bench/_work/t2s/``; a rerun skips what is done.
 
@@ -165,40 +167,56 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
                                        for e in pool[: max(len(kept), len(train) // 2)]]})
     seeds = list(range(args.seeds))
     out: dict[str, Any] = {"sizes": {k: len(v) for k, v in sets.items()}}
-    for name, extra in sets.items():
-        if args.sets and name not in args.sets and not (d / f"f1-{name}.json").exists():
-            continue  # another process evaluates it (--sets)
-        n_seeds = seeds if name in ("none", "eda", "t2s") else seeds[: args.ablation_seeds]
-        if name != "none" and not extra and "none" in out:
-            # nothing kept: training on the same data with the same seeds would repeat the baseline's runs
-            runs = [r for r in out["none"]["runs"] if r["seed"] in n_seeds]
-        else:
-            runs = cached(d / f"f1-{name}.json", lambda: run_seeds(train, test, n_seeds, dev=dev, extra=extra))
-        mean, std = summarize(runs)
-        out[name] = {"runs": runs, "f1": mean, "std": std, "p": summarize(runs, "precision")[0],
-                     "r": summarize(runs, "recall")[0]}
+    for scheme in args.schemes:
+        for name, extra in sets.items():
+            key = name if scheme == "mix" or name == "none" else f"{name}+ft"
+            if key in out:
+                continue  # no augmentation is the same under both schemes
+            if args.sets and name not in args.sets and not (d / f"f1-{key}.json").exists():
+                continue  # another process evaluates it (--sets)
+            n_seeds = seeds if name in ("none", "eda", "t2s") else seeds[: args.ablation_seeds]
+            if name != "none" and not extra and "none" in out:
+                # nothing kept: training on the same data with the same seeds would repeat the baseline's runs
+                runs = [r for r in out["none"]["runs"] if r["seed"] in n_seeds]
+            else:
+                runs = cached(d / f"f1-{key}.json", lambda: run_seeds(train, test, n_seeds, dev=dev, extra=extra,
+                                                                      finetune=scheme == "finetune"))
+            mean, std = summarize(runs)
+            out[key] = {"runs": runs, "f1": mean, "std": std, "p": summarize(runs, "precision")[0],
+                        "r": summarize(runs, "recall")[0]}
     out["term_check"] = term_check(kept)
     if domain == "14res" and args.figures:
         everything = [r for r in read_rows(d / "t2s.jsonl") if r["meta"]["filters"].get("terms")]
         fig: dict[str, Any] = {}
+        ft = "+ft" if args.gain_scheme == "finetune" else ""
         n = min(len(kept), len(everything) // 3)
         for score in ("alignment", "fluency"):
             ranked = sorted(everything, key=lambda r: r["meta"][score])
             bands = {"low": ranked[:n], "medium": ranked[len(ranked) // 2 - n // 2: len(ranked) // 2 + n - n // 2],
                      "high": ranked[-n:]}
             for band, rows in bands.items():
-                runs = cached(d / f"fig4-{score}-{band}.json",
-                              lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev, extra=examples_of(rows)))
+                runs = cached(d / f"fig4-{score}-{band}{ft}.json",
+                              lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev, extra=examples_of(rows),
+                                                finetune=args.gain_scheme == "finetune"))
                 fig[f"{score}/{band}"] = summarize(runs)
         ranked = sorted(kept, key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
         for size in args.sizes:
             if size > len(ranked):
                 continue
-            runs = cached(d / f"fig5-{size}.json", lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev,
+            runs = cached(d / f"fig5-{size}{ft}.json", lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev,
+                                                                         finetune=args.gain_scheme == "finetune",
                                                                     extra=examples_of(ranked[:size])))
             fig[f"size/{size}"] = summarize(runs)
         out["figures"] = fig
     return out
+
+
+SCHEMES = {"mix": "mixed", "finetune": "fine-tuned"}
+
+
+def gain_key(name: str, args: argparse.Namespace) -> str:
+    """The results key of an augmentation set under the scheme of the f1_gain lines."""
+    return name if args.gain_scheme == "mix" else f"{name}+ft"
 
 
 def examples_table(domain: str, k: int = 10) -> list[str]:
@@ -231,6 +249,11 @@ def main() -> int:
                     help="domains that also get the Table 4 ablations (no PPO, training labels and templates only, "
                          "self-training)")
     ap.add_argument("--figures", action="store_true", help="also the score-band and size studies on 14res")
+    ap.add_argument("--schemes", nargs="+", choices=("mix", "finetune"), default=["mix", "finetune"],
+                    help="how the ASTE model uses each augmentation: mix (trained on train + augmented) and/or "
+                         "finetune (then fine-tuned on train alone)")
+    ap.add_argument("--gain-scheme", choices=("mix", "finetune"), default="finetune",
+                    help="the scheme of the f1_gain lines and the figures (chosen on the dev sets, see the README)")
     ap.add_argument("--stage", choices=("pipeline", "evaluate", "all"), default="all")
     ap.add_argument("--sets", nargs="*", default=None,
                     help="evaluate only these augmentation sets (none eda t2s no_ppo own_label train_only "
@@ -288,7 +311,10 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
             continue
         none = e["none"]["f1"]
         lines += ["### ASTE F1 on test (Table 2 and Table 4)", "",
-                  "| augmentation | sentences | seeds | P | R | F1 mean ± std | Δ F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
+                  "Training: *mixed* -- the ASTE model is trained on train + the augmented sentences; *fine-tuned* -- "
+                  "that model is then trained on train alone from its weights (`run_seeds(..., finetune=True)`).", "",
+                  "| augmentation | sentences | training | seeds | P | R | F1 mean ± std | Δ F1 |",
+                  "|---|---:|---|---:|---:|---:|---:|---:|"]
         names = {"none": "no augmentation", "eda": "EDA (terms protected)", "t2s": "target-to-source",
                  "no_ppo": "t2s without PPO",
                  "own_label": "t2s, each training sentence's own label with a pool template (label_source=record)",
@@ -298,16 +324,21 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
             if key not in e["sizes"]:
                 continue  # not part of this domain's run (--ablation-domains)
             if key != "none" and e["sizes"][key] == 0:
-                lines.append(f"| {label} | 0 | – | – | – | nothing kept: the same data as no augmentation | |")
+                lines.append(f"| {label} | 0 | – | – | – | – | nothing kept: the same data as no augmentation | |")
                 continue
-            if key not in e:
-                lines.append(f"| {label} | {e['sizes'][key]} | – | – | – | not evaluated in this run | |")
-                continue
-            r = e[key]
-            lines.append(f"| {label} | {e['sizes'][key]} | {len(r['runs'])} | {r['p']:.2f} | {r['r']:.2f} | "
-                         f"{r['f1']:.2f} ± {r['std']:.2f} | {r['f1'] - none:+.2f} |")
-        lines += ["| mask-then-fill | – | – | – | – | not run: needs a pretrained masked LM (none offline) | |",
-                  "| conditional augmentation | – | – | – | – | not run: needs a pretrained infilling LM | |", "",
+            for scheme in args.schemes:
+                if key == "none" and scheme != args.schemes[0]:
+                    continue  # no augmentation trains the same way under both schemes
+                k = key if scheme == "mix" or key == "none" else f"{key}+ft"
+                how = "" if key == "none" else SCHEMES[scheme]
+                if k not in e:
+                    lines.append(f"| {label} | {e['sizes'][key]} | {how} | – | – | – | not evaluated in this run | |")
+                    continue
+                r = e[k]
+                lines.append(f"| {label} | {e['sizes'][key]} | {how} | {len(r['runs'])} | {r['p']:.2f} | {r['r']:.2f} | "
+                             f"{r['f1']:.2f} ± {r['std']:.2f} | {r['f1'] - none:+.2f} |")
+        lines += ["| mask-then-fill | – | – | – | – | – | not run: needs a pretrained masked LM (none offline) | |",
+                  "| conditional augmentation | – | – | – | – | – | not run: needs a pretrained infilling LM | |", "",
                   f"Kept sentences containing every aspect and opinion term of their label: {e['term_check']:.1f}%.", ""]
         if "figures" in e:
             lines += ["### Figures 4 and 5 (14res)", "", "| selection | F1 |", "|---|---:|"]
@@ -317,7 +348,7 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
     for domain in ("14res", "14lap"):
         if domain in facts and "eval" in facts[domain]:
             e = facts[domain]["eval"]
-            lines.append(f"f1_gain_{domain}={e['t2s']['f1'] - e['none']['f1']:.2f}")
+            lines.append(f"f1_gain_{domain}={e[gain_key('t2s', args)]['f1'] - e['none']['f1']:.2f}")
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(args.out.read_text())
 

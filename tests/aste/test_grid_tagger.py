@@ -210,6 +210,36 @@ def test_same_seed_same_model_without_a_dev_set():
         assert np.array_equal(va.numpy(), vb.numpy()), k
 
 
+def test_warm_start_continues_from_the_given_model_and_leaves_it_unchanged(trained):
+    tagger, _, train, _ = trained
+    before = {k: v.clone() for k, v in tagger.net.state_dict().items()}
+    config = GridTaggerConfig(**{**TINY, "epochs": 1, "lr": 1e-4})
+    tuned = GridTagger(config, seed=3)
+    facts = tuned.fit(train[:10], train, warm_start=tagger)
+    assert facts["warm_start"] and tuned.vocab is tagger.vocab
+    for k, v in tagger.net.state_dict().items():
+        assert np.array_equal(v.numpy(), before[k].numpy()), k  # the warm start's own weights are untouched
+    # one small step from the trained weights: already good, unlike one epoch from new weights
+    assert facts["history"][0]["dev"] > 50
+    fresh = GridTagger(config, seed=3)
+    assert fresh.fit(train[:10], train)["history"][0]["dev"] < facts["history"][0]["dev"]
+    # the vocabulary comes from the warm start: a word only the fine-tuning data has is still unknown
+    assert "zorblax" not in tuned.vocab.words
+    tuned.fit([AsteExample(("the", "zorblax", "was", "great"), (Triplet((1,), (3,), "POS"),))], train,
+              warm_start=tagger)
+    assert "zorblax" not in tuned.vocab.words
+
+
+def test_warm_start_needs_the_same_network():
+    other = GridTagger(GridTaggerConfig(**{**TINY, "hidden_size": 8}))
+    with pytest.raises(RuntimeError, match="fit or load"):
+        other.fit(toy(4, 0), warm_start=GridTagger(GridTaggerConfig(**TINY)))
+    base = GridTagger(GridTaggerConfig(**{**TINY, "epochs": 1}))
+    base.fit(toy(8, 0))
+    with pytest.raises(ValueError, match="hidden_size"):
+        other.fit(toy(4, 0), warm_start=base)
+
+
 def test_predict_before_fit_fails():
     with pytest.raises(RuntimeError, match="fit or load"):
         GridTagger().predict([["a"]])

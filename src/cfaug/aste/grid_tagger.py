@@ -55,6 +55,7 @@ per process, at most 10,000).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -137,6 +138,11 @@ class GridTaggerConfig:
                                             "encoder (minilm: all-MiniLM-L6-v2 input embeddings), which words "
                                             "unseen in training have too; None: no such input",
                                        choices=PIECE_CHOICES, fit=True)
+
+
+#: the settings that shape the network (a warm start must share them)
+_NETWORK_FIELDS = ("embedding_dim", "char_dim", "char_filters", "hidden_size", "pair_size", "distance", "biaffine",
+                   "hops", "contextual", "contextual_layer", "frozen_vectors")
 
 
 @dataclass(frozen=True)
@@ -530,22 +536,31 @@ class GridTagger:
         return list(tokens)[: self.config.max_tokens]
 
     def fit(self, train: Sequence[AsteExample], dev: Sequence[AsteExample] | None = None,
-            ctx: FitContext | None = None) -> dict[str, Any]:
+            ctx: FitContext | None = None, *, warm_start: GridTagger | None = None) -> dict[str, Any]:
         """Train on ``train`` and keep the epoch with the best dev triplet F1 (``dev``, or without one a
         seeded 10% of ``train`` held out). ``ctx`` gives the device, progress, log and the folder of the
         (resumable) checkpoints; None: a temporary folder, no progress bar, CPU. The tagger's ``seed``
         governs initial weights, batch order and dropout (a given ``ctx``'s own seed is not used).
-        Returns facts: epochs run, best epoch, best dev F1, seconds, vocabulary size, parameters..."""
+        ``warm_start``: a trained tagger whose vocabulary and weights (copied, the given tagger is left as it
+        is) training continues from instead of new ones -- fine-tuning; its network settings must be this
+        tagger's. Returns facts: epochs run, best epoch, best dev F1, seconds, vocabulary size, parameters..."""
         if not train:
             raise ValueError("no training sentences")
+        if warm_start is not None:
+            warm_start._need_net()
+            theirs, ours = config_dict(warm_start.config), config_dict(self.config)
+            differ = sorted(k for k in _NETWORK_FIELDS if theirs.get(k) != ours.get(k))
+            if differ:
+                raise ValueError(f"warm_start has other network settings than this tagger: {', '.join(differ)}")
         if ctx is None:
             with tempfile.TemporaryDirectory(prefix="cfaug-gts-") as tmp:
                 return self._fit(train, dev, FitContext(seed=self.seed, progress=False, log=lambda m: None,
-                                                        artifact_dir=Path(tmp)))
+                                                        artifact_dir=Path(tmp)), warm_start)
         Path(ctx.artifact_dir).mkdir(parents=True, exist_ok=True)
-        return self._fit(train, dev, dataclasses.replace(ctx, seed=self.seed))
+        return self._fit(train, dev, dataclasses.replace(ctx, seed=self.seed), warm_start)
 
-    def _fit(self, train: Sequence[AsteExample], dev: Sequence[AsteExample] | None, ctx: FitContext) -> dict[str, Any]:
+    def _fit(self, train: Sequence[AsteExample], dev: Sequence[AsteExample] | None, ctx: FitContext,
+             warm_start: GridTagger | None = None) -> dict[str, Any]:
         import torch
 
         from cfaug.training.loop import seed_everything, train_loop
@@ -560,14 +575,21 @@ class GridTagger:
             train, dev, facts["dev"] = self._split_dev(train)
         facts["dev_sentences"] = len(dev)
         sentences = [self._cut(e.tokens) for e in train]
-        self.vocab = _Vocab.build(sentences, c.min_count, c.max_vocab, self._pieces())
+        if warm_start is None:
+            self.vocab = _Vocab.build(sentences, c.min_count, c.max_vocab, self._pieces())
+        else:
+            self.vocab = warm_start.vocab
+            facts["warm_start"] = True
         examples = self._encode(sentences, [e.triplets for e in train])
         dropped = sum(len(e.triplets) for e in train) - sum(
             len([t for t in e.triplets if t.max_index() < len(s)]) for s, e in zip(sentences, train))
         seed_everything(self.seed)
-        self.net = self._new_net()
-        if c.init_embeddings:
-            self._init_embeddings(c.init_embeddings)
+        if warm_start is None:
+            self.net = self._new_net()
+            if c.init_embeddings:
+                self._init_embeddings(c.init_embeddings)
+        else:
+            self.net = copy.deepcopy(warm_start.net).cpu()
         device = torch.device(ctx.device)
         gold = [e.triplets for e in dev]
         dev_tokens = [self._cut(e.tokens) for e in dev]

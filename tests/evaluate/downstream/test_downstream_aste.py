@@ -130,3 +130,31 @@ def test_eda_keeps_overlapping_terms_apart():
     for out in outs:
         assert label_sequence(out.tokens, out.triplets) == want
         assert len(out.triplets) == 3
+
+
+def test_run_seeds_mixes_in_extra_sentences_and_can_fine_tune_on_train(monkeypatch):
+    """What each fit of run_seeds sees: train + extra, then (finetune) train alone from those weights."""
+    from cfaug.aste import GridTagger
+    from cfaug.evaluate.downstream.aste import run_seeds
+
+    fits = []
+
+    def fake_fit(self, data, dev=None, ctx=None, *, warm_start=None):
+        fits.append((self.seed, [e.id for e in data], warm_start))
+        self.net, self.vocab = object(), object()
+        return {}
+
+    monkeypatch.setattr(GridTagger, "fit", fake_fit)
+    monkeypatch.setattr(GridTagger, "evaluate", lambda self, ex: {"precision": 1.0, "recall": 2.0, "f1": 1.5})
+    train, extra = EXAMPLES[:3], EXAMPLES[3:5]
+    runs = run_seeds(train, EXAMPLES, [4], dev=EXAMPLES, extra=extra)
+    assert [f[:2] for f in fits] == [(4, ["1", "2", "3", "4", "5"])] and fits[0][2] is None
+    assert runs[0]["f1"] == 1.5
+    fits.clear()
+    run_seeds(train, EXAMPLES, [4, 5], dev=EXAMPLES, extra=extra, finetune=True)
+    assert [f[:2] for f in fits] == [(4, ["1", "2", "3", "4", "5"]), (4, ["1", "2", "3"]),
+                                     (5, ["1", "2", "3", "4", "5"]), (5, ["1", "2", "3"])]
+    assert fits[1][2] is not None and fits[1][2].seed == 4 and fits[0][2] is None
+    fits.clear()
+    run_seeds(train, EXAMPLES, [4], dev=EXAMPLES, finetune=True)  # nothing to fine-tune from
+    assert [f[:2] for f in fits] == [(4, ["1", "2", "3"])]

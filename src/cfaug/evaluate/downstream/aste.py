@@ -7,7 +7,8 @@ compare exact-match triplet F1 on a test set over several seeds.
   outside the label's terms (each term is held as one protected unit, so it is never deleted, replaced or
   split), and the spans are recomputed afterwards. Synonym replacement needs a synonym table, which is not
   available offline, so it is never chosen (as in :mod:`cfaug.evaluate.eda`).
-* :func:`run_seeds` trains :class:`cfaug.aste.GridTagger` per seed and returns test scores;
+* :func:`run_seeds` trains :class:`cfaug.aste.GridTagger` per seed, on the training set with the augmented
+  sentences mixed in (optionally then fine-tuned on the training set alone), and returns test scores;
   :func:`summarize` gives mean and standard deviation.
 """
 
@@ -101,22 +102,33 @@ def eda_aste(examples: Sequence[AsteExample], n_aug: int = 1, alpha: float = 0.1
 
 def run_seeds(train: Sequence[AsteExample], test: Sequence[AsteExample], seeds: Sequence[int], *,
               dev: Sequence[AsteExample] | None = None, extra: Sequence[AsteExample] = (),
-              config: Any = None, device: str = "cpu") -> list[dict[str, Any]]:
+              config: Any = None, device: str = "cpu", finetune: bool = False) -> list[dict[str, Any]]:
     """Train the ASTE model on ``train`` + ``extra`` once per seed (epoch chosen on ``dev``) and score it on
-    ``test``. Returns one dict per seed: precision, recall, f1, seconds."""
+    ``test``. ``finetune``: then go on training that model on ``train`` alone (a warm start: its vocabulary
+    and weights, the epoch again chosen on ``dev``), so the augmented sentences shape the start and the
+    original ones have the last word; without ``extra`` there is nothing to fine-tune and it is one fit as
+    usual. Returns one dict per seed: precision, recall, f1, seconds."""
     from cfaug.aste import GridTagger
     from cfaug.training.context import FitContext
     import tempfile
     import time
 
+    def fit(tagger: GridTagger, data: Sequence[AsteExample], warm_start: GridTagger | None = None) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            ctx = FitContext(device=device, seed=tagger.seed, progress=False, log=lambda m: None,
+                             artifact_dir=Path(tmp))
+            tagger.fit(data, dev, ctx, warm_start=warm_start)
+
     out = []
     for seed in seeds:
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory() as tmp:
-            tagger = GridTagger(config, seed=seed)
-            ctx = FitContext(device=device, seed=seed, progress=False, log=lambda m: None, artifact_dir=Path(tmp))
-            tagger.fit(list(train) + list(extra), dev, ctx)
-            scores = tagger.evaluate(test)
+        tagger = GridTagger(config, seed=seed)
+        fit(tagger, list(train) + list(extra))
+        if finetune and extra:
+            tuned = GridTagger(config, seed=seed)
+            fit(tuned, train, warm_start=tagger)
+            tagger = tuned
+        scores = tagger.evaluate(test)
         out.append({"seed": seed, "precision": scores["precision"], "recall": scores["recall"], "f1": scores["f1"],
                     "seconds": round(time.perf_counter() - t0, 1)})
     return out
