@@ -240,3 +240,44 @@ def test_important_content_words_leave_facts_alone(nlp, planner):
     strict.proposer.asked.clear()
     strict.plan(doc, ["death"], [], "negative", "positive")
     assert sorted(strict.proposer.asked) == ["awful", "death", "hard"]  # ... unless the ensemble ranks it
+
+
+@pytest.fixture(scope="module")
+def repairing(planner):
+    return OfflinePlanner(planner.lexicon, planner.proposer, alternatives=2, contrast_repair=True)
+
+
+def test_but_becomes_and_when_the_edits_make_both_parts_agree(nlp, planner, repairing):
+    negative = "The plot was good but the ending was bad."
+    new, _ = realise(repairing, repairing.plan(nlp(negative), ["bad"], [], "negative", "positive"), negative)
+    assert new.startswith("The plot was good and the ending was ") and "bad" not in new
+    text = "The acting was superb but the plot was dull."
+    plan = repairing.plan(nlp(text), ["superb"], [], "positive", "negative")
+    new, info = realise(repairing, plan, text)
+    assert " and the plot was dull." in new and " but " not in new and "superb" not in new
+    assert {"old": "but", "new": "and"}.items() <= next(e for e in info["edits"] if e["old"] == "but").items()
+    # off by default
+    assert " but the plot was dull." in realise(planner, planner.plan(nlp(text), ["superb"], [], "positive", "negative"),
+                                                text)[0]
+
+
+@pytest.mark.parametrize("text, principal", [
+    # the part before "but" leans nowhere
+    ("We went on a Monday but the show was great.", ["great"]),
+    # no edit in the sentence that holds "but"
+    ("It was wonderful. We came in late but we found two seats.", ["wonderful"]),
+])
+def test_but_stays_where_the_parts_still_disagree_or_nothing_was_edited(nlp, repairing, text, principal):
+    plan = repairing.plan(nlp(text), principal, [], "positive", "negative")
+    new, info = realise(repairing, plan, text)
+    assert info["edits"] and " but " in new and not any(e["old"] == "but" for e in info["edits"])
+
+
+def test_side_polarity_reads_negation():
+    from cfaug.methods.coba.offline import side_polarity
+
+    lexicon = load_lexicon()
+    assert side_polarity(["the", "plot", "was", "good"], lexicon) == 1
+    assert side_polarity(["the", "plot", "was", "not", "very", "good"], lexicon) == -1
+    assert side_polarity(["it", "was", "n't", "good"], lexicon) == -1
+    assert side_polarity(["the", "plot"], lexicon) == 0

@@ -89,6 +89,9 @@ class CoBAConfig(LLMConfig):
                                "'warned'): all are edited, or important: only those the ensemble ranks among a "
                                "text's top words or the antonym table pairs, since the others often state a fact "
                                "('the death of a friend')", choices=("all", "important"))
+    contrast_repair: bool = param(False, "offline: a 'but' joining two parts of an edited sentence that both lean "
+                                  "to the target label after the edits becomes 'and' (reads better; no measured "
+                                  "change out of domain, see bench/coba.contrast_repair.results.md)")
     domain_margin: float = param(-1.0, "offline: lexicon words whose weight in the ensemble's TF-IDF model leans "
                                  "to the other label by more than this are no opinion words in this data (funny, "
                                  "twists, crime in film reviews); negative: the lexicon as shipped", min=-1.0)
@@ -272,7 +275,8 @@ class CoBA(LLMMethod):
                                           lexicon_principal=c.lexicon_principal, edit_mixed=c.edit_mixed,
                                           alternatives=c.candidates, guide=push,
                                           guide_weight=c.guide_weight, negate_neutral=c.negate_neutral,
-                                          negate_prob=c.negate_prob, content_words=c.content_words)
+                                          negate_prob=c.negate_prob, content_words=c.content_words,
+                                          contrast_repair=c.contrast_repair)
             facts["guide"] = getattr(linear, "name", None)
             facts["parser"] = describe_pipeline(self.nlp)
         return facts

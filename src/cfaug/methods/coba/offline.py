@@ -27,7 +27,10 @@ W_s (:mod:`cfaug.importance.ensemble`):
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
    sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
    sentences). Sentences with principal or spurious triples keep their place.
-5. **Realisation.** The edited sentences are joined in the new order. Each candidate (``candidates``)
+5. **Contrast repair** (``contrast_repair``): a "but" joining two parts of an edited sentence that now both
+   lean to the target label becomes "and" ("the acting was weak but the plot was dull" -> "... weak and the
+   plot was dull"), as people do when they rewrite a review's label.
+6. **Realisation.** The edited sentences are joined in the new order. Each candidate (``candidates``)
    uses its own permutation and deletions, and the ``n``-th uses every edited word's ``n``-th best
    replacement.
 """
@@ -35,6 +38,7 @@ W_s (:mod:`cfaug.importance.ensemble`):
 from __future__ import annotations
 
 import random
+import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -123,8 +127,10 @@ class OfflinePlanner:
 
     def __init__(self, lexicon: Lexicon, proposer: Any, *, lexicon_principal: bool = True, edit_mixed: bool = True,
                  alternatives: int = 1, guide: Any = None, guide_weight: float = 0.0,
-                 negate_neutral: bool = False, negate_prob: float = 0.0, content_words: str = "all") -> None:
+                 negate_neutral: bool = False, negate_prob: float = 0.0, content_words: str = "all",
+                 contrast_repair: bool = False) -> None:
         self.lexicon, self.proposer = lexicon, proposer
+        self.contrast_repair = contrast_repair
         self.content_words = content_words
         self.negate_neutral, self.negate_prob = negate_neutral, negate_prob
         self.lexicon_principal, self.edit_mixed, self.alternatives = lexicon_principal, edit_mixed, alternatives
@@ -239,6 +245,9 @@ class OfflinePlanner:
                         plan.slots.append([edit])
         taken = {e.start for alts in plan.slots for e in alts}
         plan.slots += [[e] for e in score_edits(doc.text, target_polarity) if e.start not in taken]
+        if self.contrast_repair and plan.slots and target_polarity:
+            plan.slots += [[e] for e in contrast_repairs(doc, tokens, [alts[0] for alts in plan.slots], self.lexicon,
+                                                         target_polarity)]
         if swap is not None:
             new_words = swap([t.text for t in doc], [t.tag_ for t in doc])
             taken = {e.start for alts in plan.slots for e in alts}
@@ -313,6 +322,54 @@ def triple_texts(plan: Plan, text: str, edits: Sequence[dict[str, Any]]) -> list
             before.append(text[a:b])
             after.append(apply_edits(text[a:b], local) if local else text[a:b])
         out.append({"sentence": t.sentence, "category": cat, "before": before, "after": after})
+    return out
+
+
+#: contrastive conjunctions and what replaces them when the clauses they join come to agree
+CONTRASTIVE = {"but": "and"}
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|n't")
+
+
+def side_polarity(words: Sequence[str], lexicon: Lexicon) -> int:
+    """+1 / -1 / 0: the sign of the lexicon's positive minus negative words in ``words`` (lower-cased), a word
+    after a negator within three words counting for the other side ("not good" is negative)."""
+    total = 0
+    for k, w in enumerate(words):
+        pol = lexicon.polarity(w)
+        if pol is None:
+            continue
+        sign = 1 if pol == "positive" else -1
+        if any(x in NEGATORS or x == "n't" for x in words[max(0, k - 3):k]):
+            sign = -sign
+        total += sign
+    return (total > 0) - (total < 0)
+
+
+def contrast_repairs(doc: Any, tokens: Sequence[Token], edits: Sequence[Edit], lexicon: Lexicon,
+                     target_polarity: str) -> list[Edit]:
+    """Edits that turn a contrastive conjunction into a plain one ("but" -> "and") where the label edits
+    made the clauses it joins agree: in a sentence the edits touch, the words before it and the words after
+    it (as edited) both lean to the target label. "The acting was superb but the plot was dull", turned
+    negative by "superb" -> "weak", reads "The acting was weak and the plot was dull"."""
+    want = 1 if target_polarity == "positive" else -1
+    text = doc.text
+    out = []
+    for tok in doc:
+        new_word = CONTRASTIVE.get(tok.lower_)
+        if new_word is None or tok.dep_ != "cc":
+            continue
+        sent = tok.sent
+        a, b, c, d = sent.start_char, tok.idx, tok.idx + len(tok.text), sent.end_char
+        inside = [e for e in edits if a <= e.start and e.end <= d and not (e.start < c and e.end > b)]
+        if not inside:
+            continue
+
+        def edited_words(lo: int, hi: int) -> list[str]:
+            local = [Edit(e.start - lo, e.end - lo, e.new, e.old, e.kind) for e in inside if lo <= e.start and e.end <= hi]
+            return _WORD.findall(apply_edits(text[lo:hi], local).lower())
+
+        if side_polarity(edited_words(a, b), lexicon) == want == side_polarity(edited_words(c, d), lexicon):
+            out.append(Edit(b, c, match_case(tok.text, new_word), tok.text, "replace"))
     return out
 
 
