@@ -101,16 +101,19 @@ def pipeline(domain: str, data: Path, args: argparse.Namespace, log: Path) -> di
     facts: dict[str, Any] = {"train": cached(d / "train.json", train)}
     facts["stages"] = json.loads((model / "stages.json").read_text())
 
-    def augment(name: str, model_dir: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    def augment(name: str, model_dir: Path, extra: tuple[str, ...] = (), sampling: list[str] = gen) -> dict[str, Any]:
         out = d / f"{name}.jsonl"
         seconds = cfaug("augment", src / "train_triplets.txt", "--task", "aste", "--method", "t2s", "--model",
                         model_dir, "-o", out, "--keep-failed", "--no-progress", "--seed", "0", "--run-dir",
-                        d / f"run-{name}", "--overwrite", *params, *gen, *extra, log=log)
+                        d / f"run-{name}", "--overwrite", *params, *sampling, *extra, log=log)
         rows = read_rows(out)
         return {"seconds": round(seconds, 1), "candidates": len(rows),
                 "passed": sum(1 for r in rows if r["meta"].get("passed"))}
 
     facts["t2s"] = cached(d / "aug-t2s.json", lambda: augment("t2s", model))
+    if domain == "14res" and args.figures:  # a larger production for Figure 5 (number of augmented sentences)
+        facts["t2s_many"] = cached(d / "aug-t2s-many.json", lambda: augment(
+            "t2s-many", model, sampling=["-p", f"candidates={args.figure_candidates}", "-p", f"keep={args.figure_keep}"]))
     if domain not in args.ablation_domains:
         return facts
     nosl = d / "model-no-ppo"
@@ -199,7 +202,8 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
                               lambda: run_seeds(train, test, seeds[:args.figure_seeds], dev=dev, extra=examples_of(rows),
                                                 finetune=args.gain_scheme == "finetune"))
                 fig[f"{score}/{band}"] = summarize(runs)
-        ranked = sorted(kept, key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
+        many = passed("t2s-many")
+        ranked = sorted(many, key=lambda r: -(r["meta"]["alignment"] + r["meta"]["fluency"]))
         for size in args.sizes:
             if size > len(ranked):
                 continue
@@ -207,6 +211,7 @@ def evaluate(domain: str, data: Path, args: argparse.Namespace) -> dict[str, Any
                                                                          finetune=args.gain_scheme == "finetune",
                                                                     extra=examples_of(ranked[:size])))
             fig[f"size/{size}"] = summarize(runs)
+        fig.update(candidates_with_terms=len(everything), band_size=n, many_passed=len(many))
         out["figures"] = fig
     return out
 
@@ -244,7 +249,10 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--ablation-seeds", type=int, default=2)
     ap.add_argument("--figure-seeds", type=int, default=1)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000, 4000])
+    ap.add_argument("--figure-candidates", type=int, default=32,
+                    help="candidates per training sentence of the larger production Figure 5 draws from")
+    ap.add_argument("--figure-keep", type=int, default=4, help="sentences kept per training sentence there")
     ap.add_argument("--ablation-domains", nargs="*", default=["14res", "14lap"],
                     help="domains that also get the Table 4 ablations (no PPO, training labels and templates only, "
                          "self-training)")
@@ -341,8 +349,21 @@ def write_results(facts: dict[str, Any], args: argparse.Namespace) -> None:
                   "| conditional augmentation | – | – | – | – | – | not run: needs a pretrained infilling LM | |", "",
                   f"Kept sentences containing every aspect and opinion term of their label: {e['term_check']:.1f}%.", ""]
         if "figures" in e:
-            lines += ["### Figures 4 and 5 (14res)", "", "| selection | F1 |", "|---|---:|"]
-            lines += [f"| {k} | {v[0]:.2f} ± {v[1]:.2f} |" for k, v in e["figures"].items()]
+            fig = e["figures"]
+            base = [r["f1"] for r in e["none"]["runs"] if r["seed"] < args.figure_seeds]
+            base_f1 = sum(base) / len(base)
+            lines += ["### Figures 4 and 5 (14res)", "",
+                      f"Figure 4: the candidates of the main production that hold every term of their label "
+                      f"({fig['candidates_with_terms']}), sorted by alignment or by fluency score; "
+                      f"{fig['band_size']} of them from the low end, the middle or the high end are the augmented "
+                      f"set. Figure 5: the best n by alignment + fluency of a larger production "
+                      f"({args.figure_candidates} candidates per training sentence, at most {args.figure_keep} kept: "
+                      f"{fig['many_passed']} passed). Training: {SCHEMES[args.gain_scheme]}, seeds "
+                      f"{', '.join(map(str, range(args.figure_seeds)))}; no augmentation with the same seeds: "
+                      f"{base_f1:.2f} (Δ F1 against it).", "",
+                      "| selection | F1 | Δ F1 |", "|---|---:|---:|"]
+            lines += [f"| {k} | {v[0]:.2f} ± {v[1]:.2f} | {v[0] - base_f1:+.2f} |"
+                      for k, v in fig.items() if isinstance(v, (list, tuple))]
             lines.append("")
         lines += ["### Ten kept sentences", "", *examples_table(domain), ""]
     for domain in ("14res", "14lap"):
