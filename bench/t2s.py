@@ -270,6 +270,8 @@ def main() -> int:
     ap.add_argument("--note", default="", help="a paragraph for the results file (e.g. how the stages were run)")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "t2s.results.md")
     args = ap.parse_args()
+    if args.gain_scheme not in args.schemes:
+        ap.error(f"--gain-scheme {args.gain_scheme} is not among --schemes {' '.join(args.schemes)}")
     global WORK
     if args.quick:
         WORK = WORK.with_name("t2s-quick")

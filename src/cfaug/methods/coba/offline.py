@@ -27,7 +27,7 @@ W_s (:mod:`cfaug.importance.ensemble`):
 4. **Shuffle and delete.** A sentence whose triples are all normal is a *normal sentence*: normal
    sentences are permuted among their own positions and each is deleted with ``delete_prob`` (never all
    sentences). Sentences with principal or spurious triples keep their place.
-5. **Contrast repair** (``contrast_repair``): a "but" joining two parts of an edited sentence that now both
+5. **Contrast repair** (``contrast_repair``, off by default): a "but" joining two parts of an edited sentence that now both
    lean to the target label becomes "and" ("the acting was weak but the plot was dull" -> "... weak and the
    plot was dull"), as people do when they rewrite a review's label.
 6. **Realisation.** The edited sentences are joined in the new order. Each candidate (``candidates``)
@@ -246,7 +246,7 @@ class OfflinePlanner:
         taken = {e.start for alts in plan.slots for e in alts}
         plan.slots += [[e] for e in score_edits(doc.text, target_polarity) if e.start not in taken]
         if self.contrast_repair and plan.slots and target_polarity:
-            plan.slots += [[e] for e in contrast_repairs(doc, tokens, [alts[0] for alts in plan.slots], self.lexicon,
+            plan.slots += [[e] for e in contrast_repairs(doc, [alts[0] for alts in plan.slots], self.lexicon,
                                                          target_polarity)]
         if swap is not None:
             new_words = swap([t.text for t in doc], [t.tag_ for t in doc])
@@ -345,8 +345,7 @@ def side_polarity(words: Sequence[str], lexicon: Lexicon) -> int:
     return (total > 0) - (total < 0)
 
 
-def contrast_repairs(doc: Any, tokens: Sequence[Token], edits: Sequence[Edit], lexicon: Lexicon,
-                     target_polarity: str) -> list[Edit]:
+def contrast_repairs(doc: Any, edits: Sequence[Edit], lexicon: Lexicon, target_polarity: str) -> list[Edit]:
     """Edits that turn a contrastive conjunction into a plain one ("but" -> "and") where the label edits
     made the clauses it joins agree: in a sentence the edits touch, the words before it and the words after
     it (as edited) both lean to the target label. "The acting was superb but the plot was dull", turned
