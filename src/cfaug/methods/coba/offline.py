@@ -339,7 +339,7 @@ def side_polarity(words: Sequence[str], lexicon: Lexicon) -> int:
         if pol is None:
             continue
         sign = 1 if pol == "positive" else -1
-        if any(x in NEGATORS or x == "n't" for x in words[max(0, k - 3):k]):
+        if any(x in NEGATORS for x in words[max(0, k - 3):k]):  # NEGATORS holds "n't" too
             sign = -sign
         total += sign
     return (total > 0) - (total < 0)
@@ -362,14 +362,16 @@ def contrast_repairs(doc: Any, edits: Sequence[Edit], lexicon: Lexicon, target_p
         inside = [e for e in edits if a <= e.start and e.end <= d and not (e.start < c and e.end > b)]
         if not inside:
             continue
-
-        def edited_words(lo: int, hi: int) -> list[str]:
-            local = [Edit(e.start - lo, e.end - lo, e.new, e.old, e.kind) for e in inside if lo <= e.start and e.end <= hi]
-            return _WORD.findall(apply_edits(text[lo:hi], local).lower())
-
-        if side_polarity(edited_words(a, b), lexicon) == want == side_polarity(edited_words(c, d), lexicon):
+        if (side_polarity(_edited_words(text, a, b, inside), lexicon) == want
+                == side_polarity(_edited_words(text, c, d, inside), lexicon)):
             out.append(Edit(b, c, match_case(tok.text, new_word), tok.text, "replace"))
     return out
+
+
+def _edited_words(text: str, lo: int, hi: int, edits: Sequence[Edit]) -> list[str]:
+    """The lower-cased words of ``text[lo:hi]`` once the ``edits`` that lie inside it are applied."""
+    local = [Edit(e.start - lo, e.end - lo, e.new, e.old, e.kind) for e in edits if lo <= e.start and e.end <= hi]
+    return _WORD.findall(apply_edits(text[lo:hi], local).lower())
 
 
 def _negator_before(doc: Any, i: int, window: int = 3) -> int | None:
