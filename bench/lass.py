@@ -253,8 +253,8 @@ def real_negatives(data: Path, n: int, held: list[Any]) -> Path:
     """``n`` natural negative Yelp sentences that neither the corpus, the evaluation classifier nor the reported
     NEG/POS groups (``held``) use: the reference row "as many real negatives as LASS made". (They may share
     sentences with the dev groups of ``--dev``, so that the reported row stays as it was measured.)"""
-    path = WORK / "real_negatives.tsv"
-    if path.exists() and len(read_tsv(path)) == n:
+    path, asked = WORK / "real_negatives.tsv", WORK / "real_negatives.json"
+    if path.exists() and asked.exists() and json.loads(asked.read_text()) == n:
         return path
     used = {r["text"] for name in ("corpus.tsv", "judge.tsv") for r in read_tsv(WORK / name)}
     used |= {t for g in held for t in g.reviews}
@@ -262,12 +262,15 @@ def real_negatives(data: Path, n: int, held: list[Any]) -> Path:
         texts = [r["text"] for r in csv.DictReader(fh, delimiter="\t")
                  if r["label"] == "0" and 3 <= len(r["text"].split()) <= 30 and r["text"] not in used]
     random.Random(4).shuffle(texts)
-    write_tsv(path, [(f"r{i}", "negative", t) for i, t in enumerate(texts[:n])])
+    write_tsv(path, [(f"r{i}", "negative", t) for i, t in enumerate(texts[:n])])  # fewer when the data has fewer
+    asked.write_text(json.dumps(n))
     return path
 
 
 def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: list[Any], consistent: list[Any],
-              judge: Any, seed: int = 0) -> dict[str, Any]:
+              judge: Any, seed: int = 0, select: str | None = None) -> dict[str, Any]:
+    """Train (or reuse) the summarizer of one condition and seed, and score its summaries of ``groups`` and
+    ``consistent``; ``select`` overrides ``args.select`` (how a summary sentence is chosen)."""
     from dataclasses import asdict
 
     from cfaug.evaluate.downstream.opinion_summarization import score_summaries
@@ -280,11 +283,15 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     for path in extra:
         texts += [r["text"] for r in read_tsv(path)]
     data_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
-    done = WORK / f"summaries-{name}{suffix}{'-dev' if args.dev else ''}.json"
+    choice = {"select": select or args.select, "subset_size": args.subset_size if (select or args.select) == "overlap"
+              else 1}
+    how = "" if choice["select"] == "mean" else f"-{choice['select']}{choice['subset_size']}"
+    done = WORK / f"summaries-{name}{suffix}{how}{'-dev' if args.dev else ''}.json"
     if done.exists():
         cached = json.loads(done.read_text())
-        if (cached.get("settings"), cached.get("consistent_groups"), cached.get("data")) == \
-                (asdict(settings), len(consistent), data_hash):
+        if (cached.get("settings"), cached.get("consistent_groups"), cached.get("data"),
+                cached.get("summarize", {"select": "mean", "subset_size": 1})) == \
+                (asdict(settings), len(consistent), data_hash, choice):
             return cached
     tag = hashlib.sha256(json.dumps([asdict(settings), data_hash], sort_keys=True).encode()).hexdigest()[:8]
     folder = WORK / f"summarizer-{name}-{tag}{suffix}"  # one made with other settings or data is never resumed
@@ -297,12 +304,13 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     else:
         timing.write_text(json.dumps({"seconds": round(train_s, 1)}))
     model, vocab = load_summarizer(folder)
-    outs = [summarize(model, vocab, g.reviews, sentences=3, beam=4) for g in groups]
+    outs = [summarize(model, vocab, g.reviews, sentences=3, beam=4, **choice) for g in groups]
     scores = score_summaries(groups, outs, positive_prob(judge))
-    sets = [summarize(model, vocab, g.reviews, sentences=3, beam=4) for g in consistent]
+    sets = [summarize(model, vocab, g.reviews, sentences=3, beam=4, **choice) for g in consistent]
     fixed = score_summaries(consistent, sets, positive_prob(judge))
     scores.update({f"consistent_{k}": v for k, v in fixed.items() if "precision" in k or k.endswith("groups")})
     scores.update({"settings": asdict(settings), "consistent_groups": len(consistent), "data": data_hash,
+                   "summarize": choice,
                    "training_texts": len(texts),
                    "train_seconds": round(train_s, 1),
                    "examples": [(g.id, " ".join(o)) for g, o in list(zip(groups, outs))[:4]],
@@ -372,13 +380,19 @@ def main() -> int:
     ap.add_argument("--reproduce", type=int, default=0,
                     help="positive corpus sentences to rewrite (0 = all that were not pair sources)")
     ap.add_argument("--speed-inputs", type=int, default=10000, help="inputs of the one-candidate speed run")
-    ap.add_argument("--candidates", type=int, default=2, help="reproductions per sentence, each with its own "
-                    "sentiment parent")
+    ap.add_argument("--candidates", type=int, default=4, help="reproductions per sentence, each with its own "
+                    "sentiment parent (4 against 2 chosen on the dev groups: bench/lass_decoding.dev.results.md)")
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--pretrain-epochs", type=int, default=3)
     ap.add_argument("--pretrain-max", type=int, default=60000)
     ap.add_argument("--summarizer-epochs", type=int, default=3)
     ap.add_argument("--summarizer-seeds", type=int, default=2, help="summarizers trained per condition (seeds 0..)")
+    ap.add_argument("--select", choices=("mean", "overlap"), default="overlap",
+                    help="how each summary sentence is chosen: the decoded cluster centroid (Coop(a)) or Coop's "
+                         "search by overlap with the group's reviews (chosen on the dev groups, "
+                         "bench/lass_select.dev.results.md)")
+    ap.add_argument("--subset-size", type=int, default=1, help="largest subsets of a cluster that --select overlap "
+                                                               "decodes besides its centroid")
     ap.add_argument("--consistent-groups", type=int, default=200,
                     help="all-negative and all-positive groups of 8 held-out sentences (the paper's NEG/POS sets)")
     ap.add_argument("--table4", action="store_true", help="also train Dis-AE on a quarter and a half of the pairs")
@@ -437,11 +451,15 @@ def main() -> int:
     groups = [g for f in GROUP_FILES for g in read_groups(Path(args.data) / "opinion-summaries" / f)]
     reported = consistent_groups(Path(args.data), args.consistent_groups)
     consistent = consistent_groups(Path(args.data), args.consistent_groups, block=1) if args.dev else reported
-    real = real_negatives(Path(args.data), len(read_tsv(WORK / "lass_negatives.tsv")), reported)
+    made = len(read_tsv(WORK / "lass_negatives.tsv"))
+    real = real_negatives(Path(args.data), made, reported)
+    n_real = len(read_tsv(real))
+    real_label = ("+ as many real negative sentences (reference)" if n_real == made else
+                  f"+ {n_real:,} real negative sentences, all the data has left (reference)")
     conditions = [("corpus", "skewed corpus alone", []),
                   ("pairs", "+ pair maker's negative rewrites (large model only)", [WORK / "pair_negatives.tsv"]),
                   ("lass", "+ LASS output", [WORK / "lass_negatives.tsv"]),
-                  ("real", "+ as many real negative sentences (reference)", [real])]
+                  ("real", real_label, [real])]
     runs = {key: [summaries(args, key, extra, groups, consistent, judge, seed) for seed in range(args.summarizer_seeds)]
             for key, _, extra in conditions}
     results = {key: average(r) for key, r in runs.items()}
@@ -528,12 +546,17 @@ def main() -> int:
         return f"{r[key]:.1f} ± {r[key + '_sd']:.1f}" if args.summarizer_seeds > 1 else f"{r[key]:.1f}"
 
     dev = " (the dev groups, where choices are made; bench/lass.results.md has the reported ones)" if args.dev else ""
+    how_chosen = ("the decoded centroid (`--select mean`, Coop(a))" if args.select == "mean" else
+                  f"chosen by Coop's search (`--select overlap --subset-size {args.subset_size}`): among the decoded "
+                  f"centroid and the decoded means of the cluster's subsets of at most {args.subset_size} code(s), "
+                  "the one with most words in common with the group's sentences")
     lines += ["", "## Opinion summarization", "",
               f"Summarizer: BiMeanVAE-style sentence autoencoder (`cfaug.evaluate.downstream.summarizer`: KL weight "
               f"{settings['kl_weight']}, {settings['free_bits']:g} free nats, {args.summarizer_epochs} epochs, "
               f"vocabulary {settings['max_vocab']:,}), trained from scratch for each row with "
-              f"{args.summarizer_seeds} seed(s) (mean ± standard deviation over them); summary = the decoded "
-              "k-means centroids (3) of the group's sentence codes, beam 4. Sentiment precision x100 by the "
+              f"{args.summarizer_seeds} seed(s) (mean ± standard deviation over them); the group's sentence codes "
+              f"are clustered (k-means, 3) and each cluster gives one summary sentence, {how_chosen}, beam 4. "
+              "Sentiment precision x100 by the "
               "evaluation classifier (1 agrees with the group, 0.5 undecided, 0 disagrees), at summary level (the "
               "summary classified whole) and sentence level (each summary sentence, averaged).", "",
               f"**Negative and positive groups, as the paper's NEG/POS sets{dev}**: {results['corpus']['consistent_groups']} "
@@ -567,9 +590,17 @@ def main() -> int:
     for key, label, _ in conditions:
         lines += [f"- {label}: " + "; ".join(f"\"{t[:200]}\"" for _, t in results[key]["negative_examples"][:2])]
     gold_gain = results["lass"]["negative_precision_summary"] - results["corpus"]["negative_precision_summary"]
+    other = ""
+    if args.select != "mean":  # the same summarizers with Coop(a)'s centroids, for comparison
+        centroid = {key: average([summaries(args, key, extra, groups, consistent, judge, seed, select="mean")
+                                  for seed in range(args.summarizer_seeds)])
+                    for key, _, extra in conditions if key in ("corpus", "lass")}
+        c_corpus, c_lass = (centroid[k]["consistent_negative_precision_summary"] for k in ("corpus", "lass"))
+        other = (f" Decoding the centroids instead (`--select mean`, the same summarizers): {c_corpus:.1f} -> "
+                 f"{c_lass:.1f}, a gain of {c_lass - c_corpus:+.2f}.")
     lines += ["", f"Negative-group precision gain with LASS data (NEG groups, summary level): {gain:+.2f} points "
               f"(target +30); on the negative gold groups {gold_gain:+.2f}. ROUGE-L change {-rouge_drop:+.2f} (target: "
-              "not lower by more than 1).", "", f"negative_precision_gain={gain:.2f}"]
+              f"not lower by more than 1).{other}", "", f"negative_precision_gain={gain:.2f}"]
     Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 0

@@ -105,3 +105,45 @@ def test_kl_weight_zero_is_a_plain_autoencoder_and_its_sentences_keep_their_sent
     # the latent holds the whole sentence: one-sentence groups come back as themselves, sentiment word included
     for text in ("the soup was awful .", "the room was great .", "the menu was bad ."):
         assert summarize(model, vocab, [text], sentences=1, beam=2) == [text.replace(" .", ".")]
+
+
+class _LookupModel(torch.nn.Module):
+    """A stand-in summarizer: sentence i of ``texts`` encodes to the i-th unit vector, a unit vector decodes
+    back to its sentence and any other code (a mean of several) decodes to ``other``."""
+
+    def __init__(self, vocab, texts, other):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.vocab, self.other = vocab, vocab.encode(other)
+        self.ids = [vocab.encode(t) for t in texts]
+
+    def encode(self, ids):
+        rows = [[i for i in row if i != 0] for row in ids.tolist()]
+        mu = torch.stack([torch.nn.functional.one_hot(torch.tensor(self.ids.index(r)), len(self.ids)).float()
+                          for r in rows])
+        return mu, torch.zeros_like(mu)
+
+    def generate(self, z, max_tokens=40, beam=1):
+        return [self.ids[int(row.argmax())] if float(row.max()) == 1.0 else self.other for row in z]
+
+
+def test_overlap_selection_keeps_the_candidate_closest_to_the_reviews():
+    from cfaug.methods.lass.vocab import WordVocab
+
+    texts = ["the soup was awful .", "the soup was bad .", "the staff was rude and the soup was cold ."]
+    vocab = WordVocab.build(texts + ["a fine menu"], min_count=1)
+    model = _LookupModel(vocab, texts, "a fine menu")
+    # one cluster of three: the centroid decodes to the unrelated sentence, which shares no word with the reviews
+    assert summarize(model, vocab, texts, sentences=1) == ["a fine menu"]
+    # Coop's search also decodes each single review's code and keeps the one with most words in common
+    # with the group (the third sentence holds "the", "soup", "was" twice over the group)
+    assert summarize(model, vocab, texts, sentences=1, select="overlap") == ["the staff was rude and the soup was cold."]
+    # subsets of two are means again, so they decode to the unrelated sentence and lose
+    assert summarize(model, vocab, texts, sentences=1, select="overlap", subset_size=2) == \
+        ["the staff was rude and the soup was cold."]
+    # a one-sentence group has only its centroid, which is the sentence itself
+    assert summarize(model, vocab, texts[:1], sentences=3, select="overlap") == ["the soup was awful."]
+    with pytest.raises(ValueError, match="select must be one of"):
+        summarize(model, vocab, texts, select="best")
+    with pytest.raises(ValueError, match="subset_size must be at least 1"):
+        summarize(model, vocab, texts, select="overlap", subset_size=0)

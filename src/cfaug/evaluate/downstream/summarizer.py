@@ -11,15 +11,20 @@ a group of reviews decodes averaged latent codes (the simple averaging of Coop(a
   sentiment to survive decoding (a negative sentence came back negative 3% of the time against 56%).
 * **Training** (:func:`train_summarizer`) on the sentences of a corpus with the shared checkpointed loop.
 * **Summarizing** (:func:`summarize`): every sentence of the group's reviews is encoded (posterior
-  means); the codes are clustered into ``sentences`` groups (k-means, seeded) and each centroid is decoded,
-  the largest cluster first. A group whose reviews are mostly negative has mostly negative codes, so its
-  summary should read negative, unless the decoder has rarely seen negative text, which is the bias
-  LASS's data is meant to remove.
+  means); the codes are clustered into ``sentences`` groups (k-means, seeded), the largest cluster first, and
+  each cluster gives one summary sentence. ``select="mean"`` decodes the cluster's centroid (Coop(a)'s simple
+  average). ``select="overlap"`` is Coop's search: the centroid and the means of every subset of at most
+  ``subset_size`` of the cluster's codes are decoded, and the candidate whose words overlap most with the
+  group's reviews (unigram F1, ROUGE-1 against the input) is kept. A group whose reviews are mostly negative
+  has mostly negative codes, so its summary should read negative, unless the decoder has rarely seen
+  negative text, which is the bias LASS's data is meant to remove.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +34,7 @@ import torch
 from torch import nn
 
 from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled, pad_ids
-from cfaug.methods.lass.vocab import PAD, WordVocab
+from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK, WordVocab
 from cfaug.training.context import FitContext
 from cfaug.training.loop import save_state, seed_everything, train_loop
 
@@ -137,31 +142,59 @@ def split_sentences(review: str) -> list[str]:
     return [x.strip() for x in _SENTENCE_END.split(review) if x and x.strip()]
 
 
+SELECTIONS = ("mean", "overlap")
+
+
+def _overlap(candidate: Sequence[int], source: Counter[int]) -> float:
+    """Unigram F1 of the token ids ``candidate`` against the multiset ``source`` (EOS and UNK left out)."""
+    mine = Counter(i for i in candidate if i not in (EOS, UNK, PAD, BOS))
+    common = sum((mine & source).values())
+    return 0.0 if not common else 2 * common / (sum(mine.values()) + sum(source.values()))
+
+
 @torch.no_grad()
 def summarize(model: MeanVAE, vocab: WordVocab, reviews: Sequence[str], *, sentences: int = 3, beam: int = 4,
-              max_tokens: int = 40, seed: int = 0) -> list[str]:
-    """The summary sentences of one group of ``reviews`` (see the module docstring)."""
+              max_tokens: int = 40, seed: int = 0, select: str = "mean", subset_size: int = 1) -> list[str]:
+    """The summary sentences of one group of ``reviews`` (see the module docstring for ``select`` and
+    ``subset_size``)."""
     import numpy as np
     from sklearn.cluster import KMeans
 
+    if select not in SELECTIONS:
+        raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {select!r}")
+    if subset_size < 1:
+        raise ValueError(f"subset_size must be at least 1, got {subset_size}")
     parts = [x for r in reviews for x in split_sentences(r)]
     if not parts:
         return []
     device = next(model.parameters()).device
-    mu, _ = model.encode(pad_ids([vocab.encode(x, max_tokens) for x in parts]).to(device))
+    encoded = [vocab.encode(x, max_tokens) for x in parts]
+    mu, _ = model.encode(pad_ids(encoded).to(device))
     codes = mu.cpu().numpy()
     k = max(1, min(sentences, len(parts)))
     if k == 1:
-        centroids = codes.mean(axis=0, keepdims=True)
+        labels, centers = np.zeros(len(parts), dtype=int), codes.mean(axis=0, keepdims=True)
     else:
         km = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(codes)
-        sizes = np.bincount(km.labels_, minlength=k)
-        centroids = km.cluster_centers_[np.argsort(-sizes, kind="stable")]
-    decoded = model.generate(torch.tensor(centroids, dtype=torch.float32, device=device), max_tokens=max_tokens,
+        labels, centers = km.labels_, km.cluster_centers_
+    order = np.argsort(-np.bincount(labels, minlength=k), kind="stable")
+    # candidates per cluster: its centroid first, then, for "overlap", the means of its smaller subsets
+    subsets = []
+    for c in order:
+        m = [int(i) for i in np.flatnonzero(labels == c)]
+        smaller = [s for r in range(1, min(subset_size, len(m) - 1) + 1) for s in itertools.combinations(m, r)]
+        subsets.append([centers[c]] + ([codes[list(s)].mean(axis=0) for s in smaller] if select == "overlap" else []))
+    means = np.stack([z for cluster in subsets for z in cluster])
+    decoded = model.generate(torch.tensor(means, dtype=torch.float32, device=device), max_tokens=max_tokens,
                              beam=beam)
+    source = Counter(i for ids in encoded for i in ids if i not in (EOS, UNK))
     out: list[str] = []
-    for ids in decoded:
-        text = vocab.decode(ids)
+    start = 0
+    for cluster in subsets:
+        options = decoded[start: start + len(cluster)]
+        start += len(cluster)
+        best = max(range(len(options)), key=lambda j: _overlap(options[j], source)) if len(options) > 1 else 0
+        text = vocab.decode(options[best])
         if text and text not in out:
             out.append(text)
     return out
