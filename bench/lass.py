@@ -20,7 +20,8 @@ Stages (each cached under ``bench/_work/lass/``; a rerun skips what is done, ``-
    half of them.
 6. **Summaries.** A BiMeanVAE-style summarizer (:mod:`cfaug.evaluate.downstream.summarizer`) trained on the
    skewed corpus; on the corpus plus the pair maker's negative rewrites (the "large model only" condition);
-   on the corpus plus Dis-AE's reproductions; and on the corpus plus as many real negative sentences.
+   on the corpus plus Dis-AE's reproductions; and on the corpus plus as many real negative sentences (or all
+   the data has left). Each summary sentence is chosen by Coop's overlap search (``--select``).
    Sentiment precision at summary and sentence level on the paper's kind of NEG/POS sets
    (``--consistent-groups`` groups of 8 held-out sentences of one sentiment, each way) and on Yelp groups
    with gold summaries (MeanSum dev half, FewSum train and val), with ROUGE-1/2/L against the gold
@@ -251,8 +252,9 @@ def consistent_groups(data: Path, n: int, size: int = 8, block: int = 0) -> list
 
 def real_negatives(data: Path, n: int, held: list[Any]) -> Path:
     """``n`` natural negative Yelp sentences that neither the corpus, the evaluation classifier nor the reported
-    NEG/POS groups (``held``) use: the reference row "as many real negatives as LASS made". (They may share
-    sentences with the dev groups of ``--dev``, so that the reported row stays as it was measured.)"""
+    NEG/POS groups (``held``) use: the reference row "as many real negatives as LASS made" (fewer when the data
+    has fewer). They may share sentences with the dev groups of ``--dev``, so that the reported row stays as it
+    was measured."""
     path, asked = WORK / "real_negatives.tsv", WORK / "real_negatives.json"
     if path.exists() and asked.exists() and json.loads(asked.read_text()) == n:
         return path
