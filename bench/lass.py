@@ -250,6 +250,15 @@ def consistent_groups(data: Path, n: int, size: int = 8, block: int = 0) -> list
     return out
 
 
+def dev_evaluation(data: Path) -> tuple[Any, list[Any], list[Any]]:
+    """What the dev benches that build on this one score with: the evaluation classifier, the Yelp groups with
+    gold summaries and the NEG/POS dev groups (block 1 of :func:`consistent_groups`)."""
+    from cfaug.evaluate.downstream.opinion_summarization import read_groups
+
+    groups = [g for f in GROUP_FILES for g in read_groups(data / "opinion-summaries" / f)]
+    return eval_judge(), groups, consistent_groups(data, 200, block=1)
+
+
 def real_negatives(data: Path, n: int, held: list[Any]) -> Path:
     """``n`` natural negative Yelp sentences that neither the corpus, the evaluation classifier nor the reported
     NEG/POS groups (``held``) use: the reference row "as many real negatives as LASS made" (fewer when the data

@@ -68,12 +68,7 @@ def main() -> int:
     args = ap.parse_args()
     import torch
 
-    from cfaug.evaluate.downstream.opinion_summarization import read_groups
-
-    data = Path(args.data)
-    judge = B.eval_judge()
-    groups = [g for f in B.GROUP_FILES for g in read_groups(data / "opinion-summaries" / f)]
-    dev_groups = B.consistent_groups(data, 200, block=1)
+    judge, groups, dev_groups = B.dev_evaluation(Path(args.data))
 
     def scored(name: str, files: list[Path], seeds: int) -> dict[str, dict]:
         """The summarizers of one variant on the dev groups, averaged over ``seeds``, by either selection."""

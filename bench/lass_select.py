@@ -39,12 +39,7 @@ def main() -> int:
     args = ap.parse_args()
     import torch
 
-    from cfaug.evaluate.downstream.opinion_summarization import read_groups
-
-    data = Path(args.data)
-    judge = B.eval_judge()
-    groups = [g for f in B.GROUP_FILES for g in read_groups(data / "opinion-summaries" / f)]
-    dev_groups = B.consistent_groups(data, 200, block=1)
+    judge, groups, dev_groups = B.dev_evaluation(Path(args.data))
     lines = ["# How the LASS summarizer chooses a summary sentence, on the dev groups", "",
              "Command: `python bench/lass_select.py`", "",
              f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, torch {torch.__version__}; written on "
