@@ -95,7 +95,7 @@ def main() -> int:
              "the corpus alone with the same seeds. POS precision and ROUGE-L (gold groups) with the overlap "
              "search.", "",
              "| LASS output | candidates | kept | judged negative | new words | seeds | NEG, centroid | gain "
-             "| NEG, overlap search | gain | POS | ROUGE-L |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| NEG, overlap search | gain | POS | ROUGE-L |", "|---|" + "---:|" * 11]
 
     def cell(r: dict, seeds: int) -> str:
         v = r["consistent_negative_precision_summary"]

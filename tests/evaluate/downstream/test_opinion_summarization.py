@@ -136,14 +136,40 @@ def test_overlap_selection_keeps_the_candidate_closest_to_the_reviews():
     # one cluster of three: the centroid decodes to the unrelated sentence, which shares no word with the reviews
     assert summarize(model, vocab, texts, sentences=1) == ["a fine menu"]
     # Coop's search also decodes each single review's code and keeps the one with most words in common
-    # with the group (the third sentence holds "the", "soup", "was" twice over the group)
-    assert summarize(model, vocab, texts, sentences=1, select="overlap") == ["the staff was rude and the soup was cold."]
+    # with the group: the third sentence shares all its 10 tokens with it (unigram F1 2*10/30), the others 5
+    closest = ["the staff was rude and the soup was cold."]
+    assert summarize(model, vocab, texts, sentences=1, select="overlap") == closest
     # subsets of two are means again, so they decode to the unrelated sentence and lose
-    assert summarize(model, vocab, texts, sentences=1, select="overlap", subset_size=2) == \
-        ["the staff was rude and the soup was cold."]
+    assert summarize(model, vocab, texts, sentences=1, select="overlap", subset_size=2) == closest
     # a one-sentence group has only its centroid, which is the sentence itself
     assert summarize(model, vocab, texts[:1], sentences=3, select="overlap") == ["the soup was awful."]
     with pytest.raises(ValueError, match="select must be one of"):
         summarize(model, vocab, texts, select="best")
     with pytest.raises(ValueError, match="subset_size must be at least 1"):
         summarize(model, vocab, texts, select="overlap", subset_size=0)
+
+
+def test_run_summarization_test_trains_one_summarizer_per_condition_and_seed(tmp_path):
+    from dataclasses import replace
+
+    from cfaug.evaluate.downstream.opinion_summarization import run_summarization_test, summarization_table
+
+    groups = [Group("n", ["The soup was awful. The menu was bad."], ["the food was bad ."]),
+              Group("p", ["The pizza was great."], ["the food was great ."])]
+    positive = [s for s in SENTENCES if "good" in s or "great" in s]
+    conditions = [("skewed", positive), ("skewed + negatives", SENTENCES)]
+    seen = []
+    result = run_summarization_test(conditions, groups, words_classifier, tmp_path, seeds=(0, 1),
+                                    settings=replace(TINY, epochs=5), log=seen.append)
+    assert [r["texts"] for r in result["conditions"].values()] == [12, 24]
+    assert sorted(p.parent.name + "/" + p.name for p in tmp_path.glob("*/*")) == ["0/seed0", "0/seed1", "1/seed0",
+                                                                                  "1/seed1"]
+    assert len(seen) == 4 and "skewed + negatives: training the summarizer on 24 texts (seed 1)" in seen[-1]
+    row = result["conditions"]["skewed + negatives"]
+    assert len(row["runs"]) == 2 and set(row["mean"]) == {"negative_precision_summary", "negative_precision_sentence",
+                                                          "positive_precision_summary", "positive_precision_sentence",
+                                                          "rouge1", "rouge2", "rougeL"}
+    table = summarization_table(result)
+    assert "| skewed + negatives | 24 |" in table and "2 groups (1 negative" in table
+    with pytest.raises(ValueError, match="at least one condition"):
+        run_summarization_test([], groups, words_classifier, tmp_path)

@@ -115,4 +115,72 @@ def score_summaries(groups: Sequence[Group], summaries: Sequence[Sequence[str]],
     return out
 
 
-__all__ = ["Group", "polarity_credit", "read_groups", "score_summaries", "split_sentences"]
+#: the scores of :func:`score_summaries` that :func:`run_summarization_test` averages over seeds
+SCORES = ("negative_precision_summary", "negative_precision_sentence", "positive_precision_summary",
+          "positive_precision_sentence", "rouge1", "rouge2", "rougeL")
+
+
+def run_summarization_test(conditions: Sequence[tuple[str, Sequence[str]]], groups: Sequence[Group],
+                           positive_prob: Callable[[list[str]], list[float]], artifact_dir: str | Path, *,
+                           seeds: Sequence[int] = (0,), settings: Any = None, select: str = "overlap",
+                           subset_size: int = 1, sentences: int = 3, beam: int = 4, progress: bool = False,
+                           log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train a summarizer (:mod:`cfaug.evaluate.downstream.summarizer`) on the texts of each condition
+    (``(name, texts)``: e.g. the skewed corpus, then corpus + counterfactuals) with each seed, summarize
+    ``groups`` (``select``/``subset_size`` as :func:`~cfaug.evaluate.downstream.summarizer.summarize`) and
+    score the summaries (:func:`score_summaries`). Models are kept under ``artifact_dir/<condition number>/
+    seed<seed>``, where a killed training resumes. Returns per condition its text count, the scores of
+    every seed and their mean and sample standard deviation."""
+    from cfaug.evaluate.downstream.summarizer import load_summarizer, summarize, train_summarizer
+    from cfaug.training.context import FitContext
+
+    if not conditions or not groups or not seeds:
+        raise ValueError("the summarization test needs at least one condition, one group and one seed")
+    out: dict[str, Any] = {"groups": len(groups), "seeds": list(seeds), "select": select,
+                           "subset_size": subset_size, "conditions": {}}
+    for number, (name, texts) in enumerate(conditions):
+        runs = []
+        for seed in seeds:
+            folder = Path(artifact_dir) / str(number) / f"seed{seed}"
+            if log:
+                log(f"{name}: training the summarizer on {len(texts):,} texts (seed {seed}) in {folder}")
+            train_summarizer(list(texts), FitContext(artifact_dir=folder, progress=progress, seed=seed), settings)
+            model, vocab = load_summarizer(folder)
+            made = [summarize(model, vocab, g.reviews, sentences=sentences, beam=beam, select=select,
+                              subset_size=subset_size) for g in groups]
+            runs.append({**score_summaries(groups, made, positive_prob),
+                         "examples": [" ".join(x) for x in made[:3]]})
+        mean, sd = {}, {}
+        for key in SCORES:
+            values = [r[key] for r in runs if r[key] is not None]
+            if values:
+                mean[key] = round(sum(values) / len(values), 2)
+                sd[key] = round((sum((v - mean[key]) ** 2 for v in values) / (len(values) - 1)) ** 0.5, 2) \
+                    if len(values) > 1 else 0.0
+        out["negative_groups"] = runs[0]["negative_groups"]
+        out["conditions"][name] = {"texts": len(texts), "runs": runs, "mean": mean, "sd": sd}
+    return out
+
+
+def summarization_table(result: dict[str, Any]) -> str:
+    """A Markdown table of :func:`run_summarization_test`'s result (mean ± sd over the seeds)."""
+    def cell(row: dict[str, Any], key: str) -> str:
+        if key not in row["mean"]:
+            return "-"
+        return f"{row['mean'][key]:.1f} ± {row['sd'][key]:.1f}" if len(result["seeds"]) > 1 else \
+            f"{row['mean'][key]:.1f}"
+
+    lines = ["| training data | texts | negative precision (summary / sentence) | positive precision (summary / "
+             "sentence) | ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, row in result["conditions"].items():
+        lines.append(f"| {name} | {row['texts']:,} | {cell(row, 'negative_precision_summary')} / "
+                     f"{cell(row, 'negative_precision_sentence')} | {cell(row, 'positive_precision_summary')} / "
+                     f"{cell(row, 'positive_precision_sentence')} | {cell(row, 'rouge1')} | {cell(row, 'rouge2')} | "
+                     f"{cell(row, 'rougeL')} |")
+    lines += ["", f"{result['groups']} groups ({result['negative_groups']} negative by their gold summaries), "
+              f"seeds {', '.join(map(str, result['seeds']))}, summary sentences chosen by `{result['select']}`."]
+    return "\n".join(lines)
+
+
+__all__ = ["Group", "SCORES", "polarity_credit", "read_groups", "run_summarization_test", "score_summaries",
+           "split_sentences", "summarization_table"]

@@ -15,9 +15,9 @@ a group of reviews decodes averaged latent codes (the simple averaging of Coop(a
   each cluster gives one summary sentence. ``select="mean"`` decodes the cluster's centroid (Coop(a)'s simple
   average). ``select="overlap"`` is Coop's search: the centroid and the means of every subset of at most
   ``subset_size`` of the cluster's codes are decoded, and the candidate whose words overlap most with the
-  group's reviews (unigram F1, ROUGE-1 against the input) is kept. A group whose reviews are mostly negative
-  has mostly negative codes, so its summary should read negative, unless the decoder has rarely seen
-  negative text, which is the bias LASS's data is meant to remove.
+  group's reviews (unigram F1, ROUGE-1 against the input; the centroid on a tie) is kept. A group whose
+  reviews are mostly negative has mostly negative codes, so its summary should read negative, unless the
+  decoder has rarely seen negative text, which is the bias LASS's data is meant to remove.
 """
 
 from __future__ import annotations
@@ -142,12 +142,14 @@ def split_sentences(review: str) -> list[str]:
     return [x.strip() for x in _SENTENCE_END.split(review) if x and x.strip()]
 
 
+#: how :func:`summarize` chooses each summary sentence (see the module docstring)
 SELECTIONS = ("mean", "overlap")
+_SPECIAL = (PAD, UNK, BOS, EOS)
 
 
 def _overlap(candidate: Sequence[int], source: Counter[int]) -> float:
-    """Unigram F1 of the token ids ``candidate`` against the multiset ``source`` (EOS and UNK left out)."""
-    mine = Counter(i for i in candidate if i not in (EOS, UNK, PAD, BOS))
+    """Unigram F1 of the token ids ``candidate`` against the multiset ``source`` (special tokens left out)."""
+    mine = Counter(i for i in candidate if i not in _SPECIAL)
     common = sum((mine & source).values())
     return 0.0 if not common else 2 * common / (sum(mine.values()) + sum(source.values()))
 
@@ -187,7 +189,7 @@ def summarize(model: MeanVAE, vocab: WordVocab, reviews: Sequence[str], *, sente
     means = np.stack([z for cluster in subsets for z in cluster])
     decoded = model.generate(torch.tensor(means, dtype=torch.float32, device=device), max_tokens=max_tokens,
                              beam=beam)
-    source = Counter(i for ids in encoded for i in ids if i not in (EOS, UNK))
+    source = Counter(i for ids in encoded for i in ids if i not in _SPECIAL)
     out: list[str] = []
     start = 0
     for cluster in subsets:
