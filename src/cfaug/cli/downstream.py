@@ -145,7 +145,7 @@ def run_summarization(args: argparse.Namespace) -> int:
         artifacts = Path(args.artifacts) if args.artifacts else Path(args.output).with_suffix(".models")
         result = run_summarization_test(conditions, groups, positive_prob, artifacts, seeds=seeds,
                                         settings=settings, select=args.select, subset_size=args.subset_size,
-                                        log=log)
+                                        progress=sys.stderr.isatty(), log=log)
     except (DataError, SchemaError, LabelError, TaskError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     sources = {n: {"path": s.source, "sha256": s.sha256} for n, s in parts + [("judge", judge_data)]}
