@@ -294,8 +294,8 @@ def summaries(args: argparse.Namespace, name: str, extra: list[Path], groups: li
     for path in extra:
         texts += [r["text"] for r in read_tsv(path)]
     data_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
-    choice = {"select": select or args.select, "subset_size": args.subset_size if (select or args.select) == "overlap"
-              else 1}
+    chosen = select or args.select
+    choice = {"select": chosen, "subset_size": args.subset_size if chosen == "overlap" else 1}
     how = "" if choice["select"] == "mean" else f"-{choice['select']}{choice['subset_size']}"
     done = WORK / f"summaries-{name}{suffix}{how}{'-dev' if args.dev else ''}.json"
     if done.exists():
