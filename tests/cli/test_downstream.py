@@ -97,6 +97,10 @@ def test_downstream_opinion_summarization_errors(tmp_path, capsys):
     assert "-p epochs expects a int" in capsys.readouterr().err
     assert main(base + ["--groups", f, "--judge-train", f]) == 2
     assert "a.tsv: not a MeanSum" in capsys.readouterr().err
-    # the classification tasks still need their dev set
+    # the classification tasks still need their dev set, and the two kinds of flags are not mixed
     assert main(["downstream", "--train", f, "--in-domain", f"x={f}"]) == 2
     assert "needs --dev" in capsys.readouterr().err
+    assert main(base + ["--groups", f, "--judge-train", f, "--dev", f]) == 2
+    assert "does not use --dev" in capsys.readouterr().err
+    assert main(["downstream", "--train", f, "--dev", f, "--in-domain", f"x={f}", "--groups", f]) == 2
+    assert "--groups: only for --task opinion-summarization" in capsys.readouterr().err

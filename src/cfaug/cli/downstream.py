@@ -157,8 +157,18 @@ def run_summarization(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError
 
+    summarization = {"--groups": args.groups, "--judge-train": args.judge_train, "--artifacts": args.artifacts}
+    classification = {"--dev": args.dev, "--in-domain": args.in_domain, "--challenge": args.challenge,
+                      "--out-of-domain": args.out_of_domain}
     if args.task == "opinion-summarization":
+        unused = [flag for flag, value in classification.items() if value]
+        if unused:
+            raise CliError(f"--task opinion-summarization scores summaries of --groups and does not use "
+                           f"{', '.join(unused)}")
         return run_summarization(args)
+    unused = [flag for flag, value in summarization.items() if value]
+    if unused:
+        raise CliError(f"{', '.join(unused)}: only for --task opinion-summarization")
     if not args.dev:
         raise CliError(f"--task {args.task} needs --dev (the dev set for the grid search / epoch choice)")
     from cfaug.cli.options import parse_params
