@@ -131,6 +131,7 @@ def run_summarization_test(conditions: Sequence[tuple[str, Sequence[str]]], grou
     score the summaries (:func:`score_summaries`). Models are kept under ``artifact_dir/<condition number>/
     seed<seed>``, where a killed training resumes. Returns per condition its text count, the scores of
     every seed and their mean and sample standard deviation."""
+    from cfaug.evaluate.downstream.aste import summarize as mean_and_std
     from cfaug.evaluate.downstream.summarizer import load_summarizer, summarize, train_summarizer
     from cfaug.training.context import FitContext
 
@@ -152,11 +153,10 @@ def run_summarization_test(conditions: Sequence[tuple[str, Sequence[str]]], grou
                          "examples": [" ".join(x) for x in made[:3]]})
         mean, sd = {}, {}
         for key in SCORES:
-            values = [r[key] for r in runs if r[key] is not None]
-            if values:
-                mean[key] = round(sum(values) / len(values), 2)
-                sd[key] = round((sum((v - mean[key]) ** 2 for v in values) / (len(values) - 1)) ** 0.5, 2) \
-                    if len(values) > 1 else 0.0
+            scored = [r for r in runs if r[key] is not None]  # None: no group of that polarity
+            if scored:
+                m, d = mean_and_std(scored, key)
+                mean[key], sd[key] = round(m, 2), round(d, 2)
         out["negative_groups"] = runs[0]["negative_groups"]
         out["conditions"][name] = {"texts": len(texts), "runs": runs, "mean": mean, "sd": sd}
     return out

@@ -195,8 +195,7 @@ def summarize(model: MeanVAE, vocab: WordVocab, reviews: Sequence[str], *, sente
     for cluster in subsets:
         options = decoded[start: start + len(cluster)]
         start += len(cluster)
-        best = max(range(len(options)), key=lambda j: _overlap(options[j], source)) if len(options) > 1 else 0
-        text = vocab.decode(options[best])
+        text = vocab.decode(max(options, key=lambda ids: _overlap(ids, source)))  # the first on a tie
         if text and text not in out:
             out.append(text)
     return out
