@@ -546,7 +546,7 @@ def main() -> int:
     lines += ["", "## Cost of 100,000 counterfactuals", ""]
     lines += cost_table(info, speed)
     settings = results["corpus"]["settings"]
-    from cfaug.evaluate.downstream.summarizer import split_sentences
+    from cfaug.data.sentences import split_sentences
 
     pp = positive_prob(judge)
     negative_inputs = [x for g in groups if sum(pp(g.references)) / len(g.references) < 0.5

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cfaug.data.io import DataError
-from cfaug.data.paired import TextPair, read_pairs
+from cfaug.data.paired import TextPair, read_pairs, sentence_pairs
 
 
 def test_pair_ids_first_row_against_the_others(tmp_path):
@@ -57,3 +57,28 @@ def test_files_that_hold_no_pairs_are_named(tmp_path):
     g.write_text("body\tgrp\nA film.\t1\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"nolabel.tsv: paired data needs text, label"):
         read_pairs(g)
+
+
+def test_sentence_pairs_keep_the_rewritten_sentences_aligned():
+    review = TextPair("The plot is gripping. The cast is superb.<br /><br />I saw it twice. Go see it now!",
+                      "The plot is tedious. The cast is wooden.<br /><br />I saw it twice. Do not go see it!",
+                      "Positive", "Negative")
+    found, left = sentence_pairs([review])
+    assert found == [TextPair("The plot is gripping.", "The plot is tedious.", "Positive", "Negative"),
+                     TextPair("The cast is superb.", "The cast is wooden.", "Positive", "Negative"),
+                     TextPair("Go see it now!", "Do not go see it!", "Positive", "Negative")]
+    assert left == {}
+
+
+def test_sentence_pairs_count_what_they_leave_out():
+    pairs = [TextPair("Fine. A warm and funny film. Loved it.", "Fine. A cold film. Hated it. Avoid.", "pos", "neg"),
+             TextPair("A wonderful, moving and beautifully shot story about a family.",
+                      "Nothing here works at all, sadly.", "pos", "neg")]
+    found, left = sentence_pairs(pairs)
+    assert found == []
+    # run of 2 replaced by a run of 3; a short pair rewritten beyond recognition
+    assert left == {"added or removed": 3, "too different": 1}
+    found, left = sentence_pairs(pairs, min_similarity=0.0, min_tokens=4)
+    assert [(p.original, p.rewrite) for p in found] == [
+        ("A wonderful, moving and beautifully shot story about a family.", "Nothing here works at all, sadly.")]
+    assert left == {"added or removed": 3}

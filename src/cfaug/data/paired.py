@@ -10,16 +10,22 @@ Two layouts are read, from any format :func:`cfaug.data.io.open_rows` reads:
 
 Rows that cannot form a pair (no text, no partner, equal labels) are counted in :attr:`PairFile.skipped`
 by reason, never dropped silently.
+
+:func:`sentence_pairs` turns document pairs (a review and its rewrite) into pairs of the sentences that were
+rewritten, for models that learn from sentences.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cfaug.data.io import DataError, open_rows
+from cfaug.data.sentences import split_sentences
 
 PAIR_ID_NAMES = ("batch_id", "pair_id", "pair", "group")
 TEXT_NAMES = ("Text", "text", "sentence", "review")
@@ -103,3 +109,37 @@ def read_pairs(path: str | Path, *, text_col: str | None = None, label_col: str 
         if not found:
             skipped["no partner with another label"] += len(members)
     return PairFile(pairs, f"pair ids ({pair_col})", skipped)
+
+
+def sentence_pairs(pairs: Sequence[TextPair], *, min_tokens: int = 3, max_tokens: int = 40,
+                   min_similarity: float = 0.4) -> tuple[list[TextPair], Counter[str]]:
+    """The rewritten sentences of each pair, each with the sentence it replaced.
+
+    Both sides are split into sentences (:func:`~cfaug.data.sentences.split_sentences`, HTML line breaks
+    included) and aligned in order (``difflib`` over the lower-cased sentences). Where a run of sentences
+    was replaced by a run of the same length, its sentences pair up one to one and keep the pair's labels.
+    A pair is kept when both sentences have ``min_tokens`` to ``max_tokens`` whitespace tokens and share at
+    least ``min_similarity`` of their words in order (``difflib`` ratio), so a sentence rewritten beyond
+    recognition is not taken for an edit of its neighbour. Returns the pairs and the sentences left out by
+    reason (``added or removed`` covers runs of unequal length)."""
+    out: list[TextPair] = []
+    left: Counter[str] = Counter()
+    for pair in pairs:
+        a, b = split_sentences(str(pair.original), html=True), split_sentences(str(pair.rewrite), html=True)
+        matcher = difflib.SequenceMatcher(a=[x.lower() for x in a], b=[x.lower() for x in b], autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            if op != "replace" or i2 - i1 != j2 - j1:
+                left["added or removed"] += max(i2 - i1, j2 - j1)
+                continue
+            for x, y in zip(a[i1:i2], b[j1:j2]):
+                wx, wy = x.split(), y.split()
+                if not all(min_tokens <= len(w) <= max_tokens for w in (wx, wy)):
+                    left["too short or too long"] += 1
+                elif difflib.SequenceMatcher(a=[w.lower() for w in wx], b=[w.lower() for w in wy],
+                                             autojunk=False).ratio() < min_similarity:
+                    left["too different"] += 1
+                else:
+                    out.append(TextPair(x, y, pair.original_label, pair.rewrite_label))
+    return out, left

@@ -7,7 +7,7 @@ import torch
 
 from cfaug.data.io import DataError
 from cfaug.evaluate.downstream.opinion_summarization import Group, polarity_credit, read_groups, score_summaries
-from cfaug.evaluate.downstream.summarizer import (SummarizerSettings, load_summarizer, split_sentences, summarize,
+from cfaug.evaluate.downstream.summarizer import (SummarizerSettings, load_summarizer, summarize,
                                                   train_summarizer)
 from cfaug.training.context import FitContext
 
@@ -52,11 +52,6 @@ def test_score_summaries_per_polarity_and_level():
     assert out["rouge1"] > 50 and 0 <= out["rouge2"] <= out["rouge1"]
     with pytest.raises(ValueError, match="3 groups but 2"):
         score_summaries(groups, summaries[:2], words_classifier)
-
-
-def test_split_sentences():
-    assert split_sentences("Great tacos! Rude staff.\nWould not return") == ["Great tacos!", "Rude staff.",
-                                                                              "Would not return"]
 
 
 SENTENCES = [f"the {w} was {a} ." for w in ("pizza", "soup", "staff", "room", "pasta", "menu")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.io import DataError
-from cfaug.evaluate.downstream.summarizer import split_sentences
+from cfaug.data.sentences import split_sentences
 from cfaug.evaluate.rouge import rouge
 
 

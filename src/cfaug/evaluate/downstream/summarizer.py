@@ -23,7 +23,6 @@ a group of reviews decodes averaged latent codes (the simple averaging of Coop(a
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -33,6 +32,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from cfaug.data.sentences import split_sentences
 from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled, pad_ids
 from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK, WordVocab
 from cfaug.training.context import FitContext
@@ -40,7 +40,6 @@ from cfaug.training.loop import save_state, seed_everything, train_loop
 
 MODEL_FILE = "summarizer.pt"
 VOCAB_FILE = "vocab.json"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass
@@ -135,11 +134,6 @@ def load_summarizer(folder: str | Path, device: str = "cpu") -> tuple[MeanVAE, W
         raise ValueError(f"{folder / MODEL_FILE} does not match the summarizer: missing {missing}, "
                          f"unexpected {sorted(unexpected)}")
     return model.to(device).eval(), WordVocab.load(folder / VOCAB_FILE)
-
-
-def split_sentences(review: str) -> list[str]:
-    """The sentences of a review (split after . ! ? and at line breaks)."""
-    return [x.strip() for x in _SENTENCE_END.split(review) if x and x.strip()]
 
 
 #: how :func:`summarize` chooses each summary sentence (see the module docstring)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.config import ConfigError, param
-from cfaug.data.paired import read_pairs, sentiment_polarity
+from cfaug.data.paired import read_pairs, sentence_pairs, sentiment_polarity
 from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
@@ -58,6 +58,9 @@ class LASSConfig:
     pairs: str | None = param(None, "counterfactual pairs Dis-AE learns from: a file with pair ids (CAD layout) or "
                               "a cfaug output (original_ columns), e.g. from --method lass-pairs, auto-cad or "
                               "compare-generate", fit=True)
+    pair_unit: str = param("text", "what a pair is: text (as in the file) or sentence (each rewritten sentence "
+                           "with the one it replaced, aligned; for document pairs such as CAD-IMDB reviews, which "
+                           "Dis-AE would otherwise cut at max_tokens)", choices=("text", "sentence"), fit=True)
     epochs: int = param(10, "Dis-AE epochs over the pairs", min=1, fit=True)
     pretrain_epochs: int = param(3, "epochs of reconstruction and sentiment over the training corpus before the "
                                  "pairs (0 = the paper: pairs only)", min=0, fit=True)
@@ -161,12 +164,19 @@ class LASS(Method):
             raise ConfigError("lass trains on a corpus with positive and negative texts; the training data has "
                               f"{sorted({str(r.label) for r in records}) or 'no labels'}")
         pair_file = read_pairs(c.pairs)
-        pairs, left = sentiment_pairs(pair_file.pairs)
-        if len(pairs) < 2:
-            raise ConfigError(f"{c.pairs}: {len(pairs)} positive/negative pairs found ({left} with other labels); "
-                              "Dis-AE needs at least 2")
+        read = pair_file.pairs
         facts: dict[str, Any] = {"pairs_file": str(c.pairs), "pairs_layout": pair_file.layout,
-                                 "pairs_skipped": dict(pair_file.skipped), "pairs_other_labels": left}
+                                 "pairs_skipped": dict(pair_file.skipped)}
+        if c.pair_unit == "sentence":
+            read, left_out = sentence_pairs(read)
+            facts["sentence_pairs"] = {"from_pairs": len(pair_file.pairs), "pairs": len(read),
+                                       "sentences_left_out": dict(left_out)}
+        pairs, left = sentiment_pairs(read)
+        if len(pairs) < 2:
+            unit = " sentence" if c.pair_unit == "sentence" else ""
+            raise ConfigError(f"{c.pairs}: {len(pairs)} positive/negative{unit} pairs found ({left} with other "
+                              "labels); Dis-AE needs at least 2")
+        facts["pairs_other_labels"] = left
         facts.update(self._fit_filters(corpus, task, ctx))
         self._write_parents(corpus, ctx)
         settings = TrainSettings(embedding_dim=c.embedding_dim, hidden_size=c.hidden_size, latent=c.latent,
