@@ -44,3 +44,25 @@ def test_a_training_parameter_that_disagrees_with_the_model_is_refused(tmp_path,
     assert code == 2 and "trained with other values of folds" in err
     code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "c.jsonl", "--model", tmp_path / "nothing")
     assert code == 2 and "not a trained model folder" in err
+
+
+def test_a_file_a_training_parameter_names_is_part_of_the_model_identity(tmp_path, sentiment_tsv, monkeypatch):
+    """The model store tells a file changed in place from the one a model was trained on."""
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    data = tmp_path / "classifier.tsv"
+    data.write_bytes(sentiment_tsv.read_bytes())
+
+    def trained_now(name):
+        code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / name, "--no-progress",
+                           "-p", f"classifier_data={data}")
+        assert code == 0, err
+        return json.loads((tmp_path / f"{name}.run" / "manifest.json").read_text())["method_facts"]["training"]
+
+    assert trained_now("a.jsonl")["trained_now"] is True
+    assert trained_now("b.jsonl")["trained_now"] is False
+    lines = data.read_text().splitlines(keepends=True)
+    data.write_text("".join(lines[:-3]))  # the same path, other rows
+    again = trained_now("c.jsonl")
+    assert again["trained_now"] is True
+    info = json.loads((tmp_path / "store" / again["fingerprint"] / "artifact.json").read_text())
+    assert info["param_files"]["classifier_data"].startswith("sha256:")

@@ -36,3 +36,15 @@ def test_in_memory_tables_hash_by_content():
     h = hash_source(rows)
     assert hash_source(pd.DataFrame(rows)) == h == hash_source(datasets.Dataset.from_list(rows))
     assert hash_source(rows[:1]) != h
+
+
+def test_param_sources_hash_what_path_parameters_name(tmp_path):
+    from cfaug.data.fingerprint import hash_source, param_sources
+
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("x\n")
+    b.write_text("y\n")
+    found = param_sources({"pairs": f"{a},{b}", "data": str(a), "models": "tfidf-logreg,cnn", "k": 5,
+                           "half": f"{a},missing.tsv", "empty": "", "none": None})
+    assert found == {"data": hash_source(a), "pairs": [hash_source(a), hash_source(b)]}
+    assert param_sources({"long": "x" * 5000}) == {}

@@ -50,6 +50,25 @@ def hash_source(source: Any) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def param_sources(params: dict[str, Any]) -> dict[str, str | list[str]]:
+    """The content hash (:func:`hash_source`) of every parameter that names an existing file or folder, or a
+    comma-separated list of them (``pairs=a.jsonl,b.tsv``): what a path parameter stands for, so that a file
+    changed in place is not taken for the one a model was trained on."""
+    out: dict[str, str | list[str]] = {}
+    for key, value in sorted(params.items()):
+        if not isinstance(value, str) or not value.strip():
+            continue
+        parts = [x.strip() for x in value.split(",")]
+        paths = [Path(x).expanduser() for x in parts]
+        try:
+            if all(x and p.exists() for x, p in zip(parts, paths)):
+                hashes = [hash_source(p) for p in paths]
+                out[key] = hashes[0] if len(hashes) == 1 else hashes
+        except OSError:  # a name too long for a path, or unreadable: the value alone stands for it
+            continue
+    return out
+
+
 def hash_records(records: Any) -> str:
     """sha256 of records (id, fields, label) in order: the identity of a training set after reading, so it
     does not depend on the file's format or on columns a method never sees."""

@@ -1,6 +1,7 @@
 """The training stage of a run: fit a method that learns, or load artifacts fitted before.
 
-Artifacts are found by fingerprint (method, fit parameters, task labels, training data, package versions)
+Artifacts are found by fingerprint (method, fit parameters and the content of the files they name, task
+labels, training data, package versions)
 in the model store, or given as a model folder made by ``cfaug train``. Either way the method is then
 loaded from a folder, in the driver and in every engine worker.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.config import ConfigError
-from cfaug.data.fingerprint import hash_records, versions
+from cfaug.data.fingerprint import hash_records, param_sources, versions
 from cfaug.data.records import Record
 from cfaug.data.tasks import Task
 from cfaug.methods.base import Method
@@ -48,7 +49,8 @@ def fit_or_load(method: Method, task: Task, records: Sequence[Record], train_sou
     """Artifacts for ``method`` trained on ``records``: reused when the store holds the same fingerprint,
     else trained now (resuming from checkpoints of an interrupted training) and stored. With
     ``output_dir`` (``cfaug train -o``) the finished folder goes there instead of the store."""
-    fp = fingerprint(method.name, method.fit_params(), task_identity(task), hash_records(records), versions())
+    files = param_sources(method.fit_params())
+    fp = fingerprint(method.name, method.fit_params(), task_identity(task), hash_records(records), versions(), files)
     final = output_dir or store.path(fp)
     if output_dir is None and store.finished(fp):
         return Fitted(final, ArtifactInfo.read(final), False, 0.0)
@@ -67,7 +69,7 @@ def fit_or_load(method: Method, task: Task, records: Sequence[Record], train_sou
         facts = method.fit(records, task, fctx)
         seconds = time.perf_counter() - start
         info = ArtifactInfo(fp, method.name, method.fit_params(), task_identity(task), train_source,
-                            hash_records(records), len(records), versions(), facts or {}, round(seconds, 3))
+                            hash_records(records), len(records), versions(), facts or {}, round(seconds, 3), files)
         ArtifactStore.commit(partial, final, info)
     return Fitted(final, info, True, seconds)
 

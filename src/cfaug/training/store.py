@@ -38,6 +38,7 @@ class ArtifactInfo:
     versions: dict[str, Any]
     facts: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    param_files: dict[str, Any] = field(default_factory=dict)  #: content hashes of files the fit params name
 
     def write(self, folder: Path) -> None:
         tmp = folder / (INFO_FILE + ".tmp")
@@ -51,10 +52,14 @@ class ArtifactInfo:
 
 
 def fingerprint(method: str, fit_params: dict[str, Any], task: dict[str, Any], train_hash: str,
-                versions: dict[str, Any]) -> str:
-    """A stable hex digest of everything that decides what training produces."""
-    blob = json.dumps({"method": method, "fit_params": fit_params, "task": task, "train": train_hash,
-                       "versions": versions}, sort_keys=True, default=str)
+                versions: dict[str, Any], param_files: dict[str, Any] | None = None) -> str:
+    """A stable hex digest of everything that decides what training produces (``param_files``: the content
+    hashes of the files the fit parameters name)."""
+    identity = {"method": method, "fit_params": fit_params, "task": task, "train": train_hash,
+                "versions": versions}
+    if param_files:
+        identity["param_files"] = param_files
+    blob = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
