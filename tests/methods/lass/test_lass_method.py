@@ -144,7 +144,8 @@ def test_the_judge_learns_from_as_many_texts_of_each_label():
 
 def test_document_pairs_are_learnt_sentence_by_sentence(files, tmp_path, monkeypatch):
     """``pair_unit=sentence``: each review pair gives the pairs of its rewritten sentences; a review whose
-    rewrite has no sentence in common length gives none, and a file with too few sentence pairs is refused."""
+    rewrite has no sentence in common length gives none; several files are read as one; a file with too few
+    sentence pairs is refused."""
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     _, corpus, _ = files
     docs = tmp_path / "docs.tsv"
@@ -154,16 +155,18 @@ def test_document_pairs_are_learnt_sentence_by_sentence(files, tmp_path, monkeyp
                  f"{n}\tNegative\tWe came twice.<br />The {w} was bad. I hated the {w}."]
     rows += ["99\tPositive\tGood.", "99\tNegative\tBad. Really bad."]
     docs.write_text("batch_id\tSentiment\tText\n" + "\n".join(rows) + "\n")
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"text": "the soup was bad . fine .", "label": "negative",
+                               "original_text": "the soup was good . fine .", "original_label": "positive"}) + "\n")
     small = [a for kv in zip(TINY[::2], TINY[1::2]) if not kv[1].startswith(("epochs", "pretrain_epochs"))
              for a in kv] + ["-p", "epochs=2", "-p", "pretrain_epochs=0"]
     code, _, err = cli("train", "lass", "--train-data", corpus, "-o", tmp_path / "m", "--no-progress",
-                       "-p", f"pairs={docs}", "-p", "pair_unit=sentence", *small)
+                       "-p", f"pairs={docs},{one}", "-p", "pair_unit=sentence", *small)
     assert code == 0, err
     facts = json.loads((tmp_path / "m" / "artifact.json").read_text())["facts"]
-    assert facts["sentence_pairs"] == {"from_pairs": 7, "pairs": 12, "sentences_left_out": {"added or removed": 2}}
-    one = tmp_path / "one.tsv"
-    one.write_text("batch_id\tSentiment\tText\n1\tPositive\tThe soup was good. Fine.\n"
-                   "1\tNegative\tThe soup was bad. Fine.\n")
+    assert facts["sentence_pairs"] == {"from_pairs": 8, "pairs": 13, "sentences_left_out": {"added or removed": 2}}
+    assert facts["pairs_per_file"] == {str(docs): 7, str(one): 1}
+    assert facts["pairs_layout"] == "pair ids (batch_id); original columns"
     code, _, err = cli("train", "lass", "--train-data", corpus, "-o", tmp_path / "m1", "--no-progress",
                        "-p", f"pairs={one}", "-p", "pair_unit=sentence", *small)
     assert code == 2 and "1 positive/negative sentence pairs found" in err

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +57,7 @@ class LASSConfig:
 
     pairs: str | None = param(None, "counterfactual pairs Dis-AE learns from: a file with pair ids (CAD layout) or "
                               "a cfaug output (original_ columns), e.g. from --method lass-pairs, auto-cad or "
-                              "compare-generate", fit=True)
+                              "compare-generate; several files separated by commas", fit=True)
     pair_unit: str = param("text", "what a pair is: text (as in the file) or sentence (each rewritten sentence "
                            "with the one it replaced, aligned; for document pairs such as CAD-IMDB reviews, which "
                            "Dis-AE would otherwise cut at max_tokens)", choices=("text", "sentence"), fit=True)
@@ -163,13 +163,18 @@ class LASS(Method):
         if len({k for _, k in corpus}) < 2:
             raise ConfigError("lass trains on a corpus with positive and negative texts; the training data has "
                               f"{sorted({str(r.label) for r in records}) or 'no labels'}")
-        pair_file = read_pairs(c.pairs)
-        read = pair_file.pairs
-        facts: dict[str, Any] = {"pairs_file": str(c.pairs), "pairs_layout": pair_file.layout,
-                                 "pairs_skipped": dict(pair_file.skipped)}
+        files = [f.strip() for f in str(c.pairs).split(",") if f.strip()]
+        read_files = [read_pairs(f) for f in files]
+        read = [p for pf in read_files for p in pf.pairs]
+        facts: dict[str, Any] = {"pairs_file": str(c.pairs),
+                                 "pairs_layout": "; ".join(pf.layout for pf in read_files),
+                                 "pairs_skipped": dict(sum((pf.skipped for pf in read_files), Counter()))}
+        if len(files) > 1:
+            facts["pairs_per_file"] = {f: len(pf.pairs) for f, pf in zip(files, read_files)}
         if c.pair_unit == "sentence":
+            n_read = len(read)
             read, left_out = sentence_pairs(read)
-            facts["sentence_pairs"] = {"from_pairs": len(pair_file.pairs), "pairs": len(read),
+            facts["sentence_pairs"] = {"from_pairs": n_read, "pairs": len(read),
                                        "sentences_left_out": dict(left_out)}
         pairs, left = sentiment_pairs(read)
         if len(pairs) < 2:
