@@ -88,3 +88,15 @@ def test_lime_and_shapley_need_only_predict_proba():
 def test_registered_with_versions():
     assert {"lime.v1", "integrated-gradients.v1", "shapley.v1"} <= {e.name for e in WORD_IMPORTANCE.entries()}
     assert build_word_importance({"@importance": "lime", "samples": 50}).config.samples == 50
+
+
+def test_lime_explains_a_text_the_same_way_whatever_its_batch(models):
+    """A text's explanation depends on the text and the seed, not on its place in a batch."""
+    lime = build_word_importance({"@importance": "lime", "samples": 40})
+    model = models["tfidf-logreg"]
+    texts = ["the film was great and the cast was there", "the story was dull and the music was there"]
+    alone = lime.explain(model, texts[1:], [0])[0]
+    second = lime.explain(model, texts, [1, 0])[1]
+    assert alone.words == second.words and np.array_equal(alone.scores, second.scores)
+    other_seed = lime.explain(model, texts[1:], [0], seed=1)[0]
+    assert not np.array_equal(alone.scores, other_seed.scores)

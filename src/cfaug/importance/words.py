@@ -21,6 +21,7 @@ label's column.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,18 +110,24 @@ class LimeImportance(WordImportance):
         from lime.lime_text import LimeTextExplainer
 
         out = []
-        for n, (text, col) in enumerate(zip(texts, columns)):
+        for text, col in zip(texts, columns):
             words = candidate_words(text, self.config.stopwords)
             if not words.types:
                 out.append(WordScores([], np.zeros(0)))
                 continue
             explainer = LimeTextExplainer(class_names=list(model.labels), bow=True, split_expression=r"\s+",
-                                          random_state=seed + n)
+                                          random_state=text_seed(seed, text))
             exp = explainer.explain_instance(" ".join(words.tokens), model.predict_proba, labels=(col,),
                                              num_features=len(set(words.tokens)), num_samples=self.config.samples)
             weights = {str(w): float(v) for w, v in exp.as_list(label=col)}
             out.append(WordScores(words.types, np.array([weights.get(w, 0.0) for w in words.types])))
         return out
+
+
+def text_seed(seed: int, text: str) -> int:
+    """The random seed of one text's explanation: from ``seed`` and the text alone, so a text is explained
+    the same way whatever else is in its batch (a resumed run, another batch size)."""
+    return (seed * 1_000_003 + zlib.crc32(text.encode("utf-8", "surrogatepass"))) % 2 ** 32
 
 
 # -- Shapley value sampling --------------------------------------------------------------------------
