@@ -21,6 +21,9 @@ What is measured (all on the 1,707 original training reviews of CAD-IMDB, ``orig
    CrowS-Pairs and StereoSet scores of a local masked LM.
 7. The downstream SVM at every point of its (C, n-gram) grid: OOD mean over the grid next to the one setting
    orig/dev chose. 8. Ten random CoBA rewrites; 9. the CoBA runs' own figures and each set's token edit rate.
+10. NLI on CAD-SNLI: the SVM trained on the original pairs and on originals + each human revision set; with
+   ``--llm-base-url URL --llm-model NAME`` also on originals + CoBA's LLM rewrites of the hypotheses (offline
+   CoBA edits sentiment only). ``--skip-nli`` skips it.
 
 Run (from the repository root; the full run takes a while, CoBA alone about six minutes on two cores):
 
@@ -98,7 +101,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--bilstm", action="store_true", help="also run the downstream table with a BiLSTM (seeds 0,1,2)")
     p.add_argument("--mlm", help="local masked LM folder for CrowS-Pairs and StereoSet (gender)")
     p.add_argument("--limit", type=int, help="only the first N training reviews (a quick end-to-end check)")
+    p.add_argument("--skip-nli", action="store_true", help="skip the CAD-SNLI downstream table")
+    p.add_argument("--llm-base-url", help="OpenAI-compatible server for CoBA's LLM path on CAD-SNLI (the NLI row)")
+    p.add_argument("--llm-model", help="served model name for --llm-base-url")
     args = p.parse_args()
+    if bool(args.llm_base_url) != bool(args.llm_model):
+        p.error("--llm-base-url and --llm-model go together")
     if args.limit is not None and args.limit < 1:
         p.error("--limit must be at least 1")
     return args
@@ -673,16 +681,57 @@ def machine(seconds: float) -> str:
             f"{env.get('cfaug')} ({code}). Whole benchmark: {seconds / 60:.1f} min wall clock.")
 
 
+# --------------------------------------------------------------------------------------------------- NLI
+def nli_section(bench: Bench) -> str:
+    """CAD-SNLI: the SVM trained on the original pairs and on originals + each human revision set, and, with
+    ``--llm-base-url``, on originals + CoBA's LLM rewrites of the hypotheses; tested on the original test
+    pairs (in-domain) and both revised test sets (challenge). Offline CoBA edits sentiment only, so without
+    a server the CoBA row is not run and the section says so."""
+    snli = bench.data / "cad-snli"
+    train = snli / "original" / "train.tsv"
+    augment = {"human CAD (revised hypothesis)": snli / "revised_hypothesis" / "train.tsv",
+               "human CAD (revised premise)": snli / "revised_premise" / "train.tsv"}
+    args = bench.args
+    if args.llm_base_url:
+        out = bench.name("coba.nli-llm", "jsonl")
+        limit = ["--limit", str(args.limit)] if args.limit else []
+        bench.cfaug(["augment", str(train), "--task", "nli", "--edit-side", "hypothesis", "--method", "coba",
+                     "-p", "mode=llm", "--llm-base-url", args.llm_base_url, "--llm-model", args.llm_model,
+                     *limit, "-o", str(out), "--seed", "0", "--no-progress"],
+                    {"CFAUG_MODEL_STORE": str(bench.work / "model_store" / "coba.nli-llm")})
+        augment["CoBA (LLM path, hypothesis rewritten)"] = out
+    result_json, table_md = bench.name("downstream.nli.tfidf-svm", "json"), bench.name("downstream.nli.tfidf-svm", "md")
+    bench.cfaug(["downstream", "--task", "nli", "--train", str(train),
+                 *[a for label, f in augment.items() for a in ("--augment", f"{label}={f}")],
+                 "--dev", str(snli / "original" / "dev.tsv"),
+                 "--in-domain", f"SNLI original/test={snli / 'original' / 'test.tsv'}",
+                 "--challenge", f"revised hypothesis/test={snli / 'revised_hypothesis' / 'test.tsv'}",
+                 "--challenge", f"revised premise/test={snli / 'revised_premise' / 'test.tsv'}",
+                 "--classifier", "tfidf-svm", "--seeds", "0", "-o", str(result_json), "--markdown", str(table_md)])
+    text = table_md.read_text(encoding="utf-8").strip()
+    if args.llm_base_url:
+        note = (f"CoBA rewrote the hypotheses of CAD-SNLI original/train through `{args.llm_base_url}` (model "
+                f"`{args.llm_model}`), toward both other relations of each pair.")
+    else:
+        note = ("**No CoBA row:** offline CoBA edits sentiment (opinion lexicon and negation) and refuses NLI; the "
+                "paper's NLI rewrites need its LLM path. Give a server with `--llm-base-url URL --llm-model NAME` "
+                "to add the row (`cfaug augment ... --task nli --edit-side hypothesis --method coba -p mode=llm`). "
+                "The rows here are the baselines that row is compared with.")
+    return (text + "\n\nTF-IDF features of premise and hypothesis joined, so this linear model sees no "
+            "interaction between the two sentences: it measures what the training data teaches a bag of words "
+            "(the paper's NLI models are fine-tuned transformers).\n\n" + note)
+
+
 def command_line(args: argparse.Namespace) -> str:
     cmd = "python bench/coba.py"
-    for flag in ("data", "work", "out", "mlm", "limit"):
+    for flag in ("data", "work", "out", "mlm", "limit", "llm_base_url", "llm_model"):
         value = getattr(args, flag)
         default = {"data": str(REPO.parent / "shared" / "data"), "work": str(REPO / "bench" / "_work" / "coba"),
                    "out": str(REPO / "bench" / "coba.results.md")}.get(flag)
         if value is not None and str(value) != default:
-            cmd += f" --{flag} {shlex.quote(str(value))}"
+            cmd += f" --{flag.replace('_', '-')} {shlex.quote(str(value))}"
     cmd += "".join(f" --config {shlex.quote(c.name + ':' + ';'.join(c.params))}" for c in args.config)
-    cmd += "".join(f" --{flag.replace('_', '-')}" for flag in ("fresh", "skip_table1", "bilstm") if getattr(args, flag))
+    cmd += "".join(f" --{flag.replace('_', '-')}" for flag in ("fresh", "skip_table1", "skip_nli", "bilstm") if getattr(args, flag))
     return cmd
 
 
@@ -717,7 +766,8 @@ def write_results(bench: Bench, sections: dict[str, str], results: str, seconds:
 
 Counterbias augmentation (Choi et al.) with `cfaug augment --method coba` (offline) on the CAD-IMDB training
 originals, compared with the human counterfactuals, cfaug's auto-CAD and EDA: downstream robustness, the
-paper's Table 1 (top-word overlap), Table 6 (similarity), Table 7 (OOD detection) and gender bias.
+paper's Table 1 (top-word overlap), Table 6 (similarity), Table 7 (OOD detection) and gender bias; and the
+CAD-SNLI downstream table for NLI.
 {limited}
 ## Command
 
@@ -778,6 +828,8 @@ def main() -> int:
     sections["Gender bias"] = gender + "\n\n" + mlm_section(bench)
     sections["CoBA runs"] = coba_facts(sets, coba) + "\n\n" + judge_on_human(bench, default.run_dir)
     sections["Ten random CoBA rewrites (defaults)"] = examples(default)
+    if not args.skip_nli:
+        sections["NLI: CAD-SNLI (TF-IDF + linear SVM)"] = nli_section(bench)
     result = result_lines(sets, coba, svm, ratios, grid_means)
     write_results(bench, sections, result, time.time() - start)
     print(result)

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.io import DataError
-from cfaug.data.sentences import split_sentences
 from cfaug.evaluate.rouge import rouge
 
 
@@ -183,4 +182,4 @@ def summarization_table(result: dict[str, Any]) -> str:
 
 
 __all__ = ["Group", "SCORES", "polarity_credit", "read_groups", "run_summarization_test", "score_summaries",
-           "split_sentences", "summarization_table"]
+           "summarization_table"]
