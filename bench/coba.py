@@ -25,7 +25,7 @@ What is measured (all on the 1,707 original training reviews of CAD-IMDB, ``orig
    ``--llm-base-url URL --llm-model NAME`` also on originals + CoBA's LLM rewrites of the hypotheses (offline
    CoBA edits sentiment only). ``--skip-nli`` skips it.
 
-Run (from the repository root; the full run takes a while, CoBA alone about six minutes on two cores):
+Run (from the repository root; the full run takes a while, CoBA alone 8 to 15 minutes on two cores, by host):
 
     python bench/coba.py                                          # writes bench/coba.results.md
     python bench/coba.py --config "no deletion:delete_prob=0"     # and another CoBA setting
