@@ -289,15 +289,19 @@ def ood_files(bench: Bench) -> dict[str, Path]:
 def downstream(bench: Bench, sets: dict[str, AugSet], classifier: str, seeds: str) -> tuple[dict, str]:
     """One 'cfaug downstream' run over every set; its JSON result and its Markdown table."""
     imdb = bench.imdb
-    result_json, table_md = bench.name(f"downstream.{classifier}", "json"), bench.name(f"downstream.{classifier}", "md")
-    args = ["downstream", "--train", str(bench.train),
-            *[a for s in sets.values() for a in ("--augment", f"{s.label}={s.path}")],
-            "--dev", str(imdb / "orig" / "dev.tsv"),
-            "--in-domain", f"IMDB orig/test={imdb / 'orig' / 'test.tsv'}",
-            "--challenge", f"IMDB new/test={imdb / 'new' / 'test.tsv'}",
-            *[a for name, f in ood_files(bench).items() for a in ("--out-of-domain", f"{name}={f}")],
-            "--classifier", classifier, "--seeds", seeds, "-o", str(result_json), "--markdown", str(table_md)]
-    bench.cfaug(args)
+    return run_downstream(bench, f"downstream.{classifier}", [
+        "--train", str(bench.train), *[a for s in sets.values() for a in ("--augment", f"{s.label}={s.path}")],
+        "--dev", str(imdb / "orig" / "dev.tsv"),
+        "--in-domain", f"IMDB orig/test={imdb / 'orig' / 'test.tsv'}",
+        "--challenge", f"IMDB new/test={imdb / 'new' / 'test.tsv'}",
+        *[a for name, f in ood_files(bench).items() for a in ("--out-of-domain", f"{name}={f}")],
+        "--classifier", classifier, "--seeds", seeds])
+
+
+def run_downstream(bench: Bench, stem: str, args: list[str]) -> tuple[dict, str]:
+    """``cfaug downstream ARGS`` writing the scratch files ``STEM.json`` and ``STEM.md``; their contents."""
+    result_json, table_md = bench.name(stem, "json"), bench.name(stem, "md")
+    bench.cfaug(["downstream", *args, "-o", str(result_json), "--markdown", str(table_md)])
     return json.loads(result_json.read_text(encoding="utf-8")), table_md.read_text(encoding="utf-8")
 
 
@@ -700,15 +704,15 @@ def nli_section(bench: Bench) -> str:
                      *limit, "-o", str(out), "--seed", "0", "--no-progress"],
                     {"CFAUG_MODEL_STORE": str(bench.work / "model_store" / "coba.nli-llm")})
         augment["CoBA (LLM path, hypothesis rewritten)"] = out
-    result_json, table_md = bench.name("downstream.nli.tfidf-svm", "json"), bench.name("downstream.nli.tfidf-svm", "md")
-    bench.cfaug(["downstream", "--task", "nli", "--train", str(train),
-                 *[a for label, f in augment.items() for a in ("--augment", f"{label}={f}")],
-                 "--dev", str(snli / "original" / "dev.tsv"),
-                 "--in-domain", f"SNLI original/test={snli / 'original' / 'test.tsv'}",
-                 "--challenge", f"revised hypothesis/test={snli / 'revised_hypothesis' / 'test.tsv'}",
-                 "--challenge", f"revised premise/test={snli / 'revised_premise' / 'test.tsv'}",
-                 "--classifier", "tfidf-svm", "--seeds", "0", "-o", str(result_json), "--markdown", str(table_md)])
-    text = table_md.read_text(encoding="utf-8").strip()
+    _, table = run_downstream(bench, "downstream.nli.tfidf-svm", [
+        "--task", "nli", "--train", str(train),
+        *[a for label, f in augment.items() for a in ("--augment", f"{label}={f}")],
+        "--dev", str(snli / "original" / "dev.tsv"),
+        "--in-domain", f"SNLI original/test={snli / 'original' / 'test.tsv'}",
+        "--challenge", f"revised hypothesis/test={snli / 'revised_hypothesis' / 'test.tsv'}",
+        "--challenge", f"revised premise/test={snli / 'revised_premise' / 'test.tsv'}",
+        "--classifier", "tfidf-svm", "--seeds", "0"])
+    text = table.strip()
     if args.llm_base_url:
         note = (f"CoBA rewrote the hypotheses of CAD-SNLI original/train through `{args.llm_base_url}` (model "
                 f"`{args.llm_model}`), toward both other relations of each pair.")
