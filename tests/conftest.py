@@ -20,6 +20,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # fitted artifacts of this session go to a fresh store (never the user's ~/.cache/cfaug/models); subprocesses
 # started by tests inherit it
 os.environ["CFAUG_MODEL_STORE"] = tempfile.mkdtemp(prefix="cfaug-test-models-")
+# likewise the importance ensemble's vote cache (never the user's ~/.cache/cfaug/importance)
+os.environ["CFAUG_IMPORTANCE_CACHE"] = tempfile.mkdtemp(prefix="cfaug-test-importance-")
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 

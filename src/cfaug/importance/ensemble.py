@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cfaug.importance.cache import VoteCache, vote_key
 from cfaug.importance.words import WordImportance
 
 
@@ -57,10 +58,11 @@ class Ensemble:
     """Voters = every classifier in ``models`` explained by every method in ``methods``."""
 
     def __init__(self, models: Mapping[str, Any], methods: Sequence[WordImportance], k: int = 5,
-                 tau: int | None = None, seed: int = 0) -> None:
+                 tau: int | None = None, seed: int = 0, cache: VoteCache | None = None) -> None:
         if not models or not methods:
             raise ValueError("an importance ensemble needs at least one model and one method")
         self.models, self.methods, self.k, self.tau, self.seed = dict(models), list(methods), k, tau, seed
+        self.cache = cache  #: top words read back instead of explained again (scope: these models)
 
     @property
     def voters(self) -> list[str]:
@@ -72,8 +74,23 @@ class Ensemble:
         for mname, model in self.models.items():
             cols = [list(model.labels).index(lab) for lab in labels]
             for meth in self.methods:
-                for i, scores in enumerate(meth.explain(model, texts, cols, seed=self.seed)):
-                    out[i][f"{mname}/{meth.name}"] = scores.top(self.k)
+                voter = f"{mname}/{meth.name}"
+                keys, cached = [], {}
+                if self.cache is not None:
+                    desc = meth.describe()
+                    keys = [vote_key(voter, desc, self.k, self.seed, str(lab), t) for t, lab in zip(texts, labels)]
+                    cached = self.cache.get(keys)
+                todo = [i for i in range(len(texts)) if not keys or keys[i] not in cached]
+                for i in range(len(texts)):
+                    if keys and keys[i] in cached:
+                        out[i][voter] = cached[keys[i]]
+                if not todo:
+                    continue
+                explained = meth.explain(model, [texts[i] for i in todo], [cols[i] for i in todo], seed=self.seed)
+                for i, scores in zip(todo, explained):
+                    out[i][voter] = scores.top(self.k)
+                if self.cache is not None:
+                    self.cache.put({keys[i]: out[i][voter] for i in todo})
         return out
 
     def explain(self, texts: Sequence[str], labels: Sequence[str]) -> list[Votes]:
@@ -83,7 +100,7 @@ class Ensemble:
         return {"models": {n: (m.describe() if hasattr(m, "describe") else str(m)) for n, m in self.models.items()},
                 "methods": [m.describe() for m in self.methods], "k": self.k,
                 "tau": self.tau if self.tau is not None else majority(len(self.voters)),
-                "voters": len(self.voters)}
+                "voters": len(self.voters), "cache": self.cache.describe() if self.cache is not None else None}
 
 
 @dataclass

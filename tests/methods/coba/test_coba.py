@@ -55,6 +55,27 @@ def test_offline_rewrites_carry_the_whole_story_in_meta(tmp_path, sentiment_tsv)
     assert [r["Text"] for r in read_jsonl(again)] == [r["Text"] for r in rows]
 
 
+def test_a_rerun_with_other_rewrite_settings_reads_the_votes_back(tmp_path, sentiment_tsv, monkeypatch):
+    from cfaug.importance import words
+
+    monkeypatch.setenv("CFAUG_IMPORTANCE_CACHE", str(tmp_path / "votes"))
+    args = ["augment", str(sentiment_tsv), "--method", "coba", "--no-progress", "--workers", "1", "--limit", "12",
+            *FAST]
+    assert main([*args, "-o", str(tmp_path / "first.jsonl")]) == 0
+    assert len(list((tmp_path / "votes").glob("*.sqlite"))) == 1
+
+    def explained_again(*args, **kwargs):
+        raise AssertionError("a text was explained again")
+
+    with monkeypatch.context() as mp:
+        for cls in (words.LimeImportance, words.ShapleyImportance, words.IntegratedGradients):
+            mp.setattr(cls, "explain", explained_again)
+        assert main([*args, "-p", "candidates=2", "-o", str(tmp_path / "cached.jsonl")]) == 0
+    assert main([*args, "-p", "candidates=2", "-p", "vote_cache=none", "-o", str(tmp_path / "fresh.jsonl")]) == 0
+    cached, fresh = read_jsonl(tmp_path / "cached.jsonl"), read_jsonl(tmp_path / "fresh.jsonl")
+    assert cached == fresh and len(cached) > len(read_jsonl(tmp_path / "first.jsonl"))
+
+
 def test_require_flip_drops_what_the_judge_does_not_flip(tmp_path, sentiment_tsv):
     out = tmp_path / "out.jsonl"
     assert main(["augment", str(sentiment_tsv), "-o", str(out), "--method", "coba", "--no-progress", *FAST,

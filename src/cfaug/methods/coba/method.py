@@ -105,6 +105,9 @@ class CoBAConfig(LLMConfig):
                         "folder or package")
     encoder: str | None = param(None, "local sentence-transformers path for the lexicon proposer (default: packaged "
                                 "all-MiniLM-L6-v2)", fit=True)
+    vote_cache: str = param("auto", "where the ensemble's top words per text are kept, so a rerun with other "
+                            "rewrite settings does not explain the texts again: auto ($CFAUG_IMPORTANCE_CACHE or "
+                            "~/.cache/cfaug/importance), a folder, or none", identity=False)
 
 
 @METHODS.register(NAME, "counterbias rewrites from semantic triples: an ensemble finds principal and spurious words, "
@@ -245,7 +248,8 @@ class CoBA(LLMMethod):
             params = {"lime": {"samples": c.lime_samples}, "shapley": {"samples": c.shapley_samples},
                       "integrated-gradients": {"steps": c.ig_steps}}.get(base, {})
             methods.append(build_word_importance({"@importance": m, **params}))
-        self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed)
+        self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed,
+                                 cache=_vote_cache(c.vote_cache, artifact_dir, self.model_names))
         self.judges = load_fold_judges(artifact_dir)
         if not self.judges:
             self.judges = [build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))]
@@ -479,6 +483,18 @@ def _folds_with_every_label(records: Sequence[Record], wanted: int) -> int:
 
 def _swap_parts(triple: Sequence[str], swap_gender: Any, names: bool) -> list[str]:
     return [swap_gender(part, names=names)[0] if part else part for part in triple]
+
+
+def _vote_cache(where: str, artifact_dir: Path, model_names: Sequence[str]) -> Any:
+    """The ensemble's vote cache (None when ``where`` is none), scoped to the classifiers' files: the ones
+    trained into ``artifact_dir`` and those given by path."""
+    from cfaug.importance.cache import VoteCache, default_vote_cache_dir, models_scope
+
+    if where.strip().lower() in ("none", "off", "false", ""):
+        return None
+    folder = default_vote_cache_dir() if where.strip().lower() == "auto" else Path(where).expanduser()
+    sources = [artifact_dir / "models"] + [Path(n).expanduser() for n in model_names if Path(n).expanduser().is_dir()]
+    return VoteCache(folder, models_scope(*[p for p in sources if p.exists()]))
 
 
 def _spurious_list(spec: str | None) -> set[str]:
