@@ -5,7 +5,8 @@ What is measured (all on the 1,707 original training reviews of CAD-IMDB, ``orig
 1. Generation: ``cfaug augment --method coba`` (offline, defaults, plus any ``--config``), auto-CAD with its
    defaults, EDA (alpha 0.1, one rewrite per review, label kept) and the human counterfactuals
    (``new/train.tsv``). Wall-clock seconds of each; a CoBA/auto-CAD run uses its own empty model store
-   (``CFAUG_MODEL_STORE`` under the work folder) so its time includes training the ensemble.
+   and vote cache (``CFAUG_MODEL_STORE``, ``CFAUG_IMPORTANCE_CACHE`` under the work folder) so its time
+   includes training the ensemble and explaining every review.
 2. Downstream robustness: one ``cfaug downstream`` run (TF-IDF + linear SVM, seed 0; SVM is deterministic)
    trained on the originals and on originals + each set, tested in-domain (orig/test), on the challenge set
    (new/test) and out of domain (SST-2, Yelp, Amazon dev), with the mean of the three OOD accuracies.
@@ -201,15 +202,19 @@ def timed_run(bench: Bench, output: Path, args: list[str], store: Path) -> tuple
     timings_file = bench.work / "timings.json"
     timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.exists() else {}
     reused = store.is_dir() and any(store.iterdir())
+    votes = votes_folder(store)
+    if not reused and votes.exists():  # a fresh store gets a fresh vote cache: the time includes explaining
+        shutil.rmtree(votes)
     store.mkdir(parents=True, exist_ok=True)
-    seconds = bench.cfaug(args, {"CFAUG_MODEL_STORE": str(store)})
+    seconds = bench.cfaug(args, {"CFAUG_MODEL_STORE": str(store), "CFAUG_IMPORTANCE_CACHE": str(votes)})
     summary = json.loads((Path(str(output) + ".run") / "summary.json").read_text(encoding="utf-8"))
     manifest = json.loads((Path(str(output) + ".run") / "manifest.json").read_text(encoding="utf-8"))
     trained = find_key(manifest.get("method_facts", {}), "trained_now")
     items, resumed = summary["items"], summary["items_resumed"]
     if resumed == 0:
         note = ("no training stage" if trained is None else "includes training (fresh model store)" if trained
-                else f"model store reused{' (from an earlier invocation)' if reused else ''}: excludes training")
+                else f"model store and vote cache reused{' (from an earlier invocation)' if reused else ''}: "
+                "excludes training, and explaining where the votes were cached")
         timings[str(output)] = {"seconds": seconds, "note": note}
         timings_file.write_text(json.dumps(timings, indent=2) + "\n", encoding="utf-8")
         return seconds, note
@@ -221,12 +226,19 @@ def timed_run(bench: Bench, output: Path, args: list[str], store: Path) -> tuple
     return seconds, f"partly resumed ({resumed} of {items} items done earlier): this invocation only"
 
 
+def votes_folder(store: Path) -> Path:
+    """The vote cache (``CFAUG_IMPORTANCE_CACHE``) that goes with a model store: one per store, so each CoBA
+    configuration explains its texts itself rather than reading another configuration's votes."""
+    return store.with_name(store.name + ".votes")
+
+
 def cfaug_set(bench: Bench, label: str, stem: str, method_args: list[str]) -> AugSet:
     """Generate one set with 'cfaug augment' on orig/train.tsv."""
     output = bench.name(stem, "jsonl")
     store = bench.work / ("model_store" + (f".limit{bench.args.limit}" if bench.args.limit else "")) / stem
     if bench.args.fresh and store.exists():
         shutil.rmtree(store)
+        shutil.rmtree(votes_folder(store), ignore_errors=True)
     args = ["augment", str(bench.train), *method_args, "-o", str(output), "--seed", "0", "--no-progress"]
     args += ["--limit", str(bench.args.limit)] if bench.args.limit else []
     args += ["--overwrite"] if bench.args.fresh else []
@@ -702,7 +714,8 @@ def nli_section(bench: Bench) -> str:
         bench.cfaug(["augment", str(train), "--task", "nli", "--edit-side", "hypothesis", "--method", "coba",
                      "-p", "mode=llm", "--llm-base-url", args.llm_base_url, "--llm-model", args.llm_model,
                      *limit, "-o", str(out), "--seed", "0", "--no-progress"],
-                    {"CFAUG_MODEL_STORE": str(bench.work / "model_store" / "coba.nli-llm")})
+                    {"CFAUG_MODEL_STORE": str(bench.work / "model_store" / "coba.nli-llm"),
+                     "CFAUG_IMPORTANCE_CACHE": str(votes_folder(bench.work / "model_store" / "coba.nli-llm"))})
         augment["CoBA (LLM path, hypothesis rewritten)"] = out
     _, table = run_downstream(bench, "downstream.nli.tfidf-svm", [
         "--task", "nli", "--train", str(train),
@@ -813,8 +826,9 @@ def main() -> int:
     default = sets[configs[0].label]
     svm, svm_table = downstream(bench, sets, "tfidf-svm", "0")
     sections = {"Generation": generation_table(sets) + "\n\nWall-clock seconds of each `cfaug augment` process "
-                "(each with its own model store under the work folder, empty on the first run or with --fresh, so "
-                "training is included unless the note says otherwise) or of the in-process EDA call.",
+                "(each with its own model store and vote cache under the work folder, empty on the first run or "
+                "with --fresh, so training and explaining are included unless the note says otherwise) or of the "
+                "in-process EDA call.",
                 "Downstream accuracy (TF-IDF + linear SVM)": with_ood_mean(svm_table, svm) + "\n\n"
                 + chosen_settings(svm) + "\n\n" + downstream_verdicts(svm, coba)}
     grid, grid_means = grid_table(bench, sets, svm)

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     same = filecmp.cmp(outputs[1], outputs[2], shallow=False)
     lines = ["# CoBA's vote cache (bench/coba_cache.py)", "",
-             f"Command: `python bench/coba_cache.py{' --limit ' + str(args.limit) if args.limit else ''}`  ",
+             "Command: `python bench/coba_cache.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:]) + "`  ",
              f"Machine: {machine()}.", "",
              "Each row is one `cfaug augment` subprocess (run directory of its own; one model store and one vote "
              "cache shared, both empty before the first row). Generation = the engine's execution time from "
