@@ -677,6 +677,11 @@ def examples(coba_set: AugSet, n: int = 10) -> str:
 
 # --------------------------------------------------------------------------------------------- results
 def machine(seconds: float) -> str:
+    return f"{machine_facts()} Whole benchmark: {seconds / 60:.1f} min wall clock."
+
+
+def machine_facts() -> str:
+    """The CPU, cores, platform, package versions and the commit (with any uncommitted changes under src/)."""
     from cfaug.data.fingerprint import versions
 
     env = versions()
@@ -694,7 +699,7 @@ def machine(seconds: float) -> str:
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     return (f"{cpu}, {os.cpu_count()} cores (OMP_NUM_THREADS={threads}), {env.get('platform')}; Python "
             f"{env.get('python')}, torch {env.get('torch')}, scikit-learn {env.get('scikit-learn')}, cfaug "
-            f"{env.get('cfaug')} ({code}). Whole benchmark: {seconds / 60:.1f} min wall clock.")
+            f"{env.get('cfaug')} ({code}).")
 
 
 # --------------------------------------------------------------------------------------------------- NLI

@@ -22,7 +22,6 @@ import argparse
 import filecmp
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -31,29 +30,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from coba import machine_facts  # noqa: E402  (bench/coba.py: the same machine line)
 
 RUNS = [("defaults (trains the ensemble, fills the vote cache)", []),
         ("delete_prob=0.3, votes read back", ["-p", "delete_prob=0.3"]),
         ("delete_prob=0.3, vote_cache=none (explains again)", ["-p", "delete_prob=0.3", "-p", "vote_cache=none"])]
-
-
-def machine() -> str:
-    from cfaug.data.fingerprint import versions
-
-    env = versions()
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo", encoding="utf-8")
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "src"], capture_output=True,
-                           text=True).stdout.strip()
-    return (f"{cpu}, {os.cpu_count()} cores, {env.get('platform')}; Python {env.get('python')}, torch "
-            f"{env.get('torch')}, cfaug {env.get('cfaug')} (commit {commit}"
-            f"{' plus uncommitted changes under src/' if dirty else ''})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     same = filecmp.cmp(outputs[1], outputs[2], shallow=False)
     lines = ["# CoBA's vote cache (bench/coba_cache.py)", "",
              "Command: `python bench/coba_cache.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:]) + "`  ",
-             f"Machine: {machine()}.", "",
+             f"Machine: {machine_facts()}", "",
              "Each row is one `cfaug augment` subprocess (run directory of its own; one model store and one vote "
              "cache shared, both empty before the first row). Generation = the engine's execution time from "
              "the run manifest (2 worker processes, the default).", "",
