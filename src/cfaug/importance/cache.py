@@ -26,15 +26,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cfaug.data.locations import user_cache_dir
+
 #: Bump when the key recipe or what an explanation means changes, so old entries are no longer matched.
 KEY_VERSION = 1
 
 
 def default_vote_cache_dir() -> Path:
     """``$CFAUG_IMPORTANCE_CACHE`` if set, else ``~/.cache/cfaug/importance`` (honouring ``$XDG_CACHE_HOME``)."""
-    if os.environ.get("CFAUG_IMPORTANCE_CACHE"):
-        return Path(os.environ["CFAUG_IMPORTANCE_CACHE"]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cfaug" / "importance"
+    return user_cache_dir("CFAUG_IMPORTANCE_CACHE", "importance")
 
 
 def vote_key(voter: str, method: Mapping[str, Any], k: int, seed: int, column: str, text: str) -> str:

@@ -75,15 +75,15 @@ class Ensemble:
             cols = [list(model.labels).index(lab) for lab in labels]
             for meth in self.methods:
                 voter = f"{mname}/{meth.name}"
-                keys, cached = [], {}
+                todo = list(range(len(texts)))
                 if self.cache is not None:
                     desc = meth.describe()
                     keys = [vote_key(voter, desc, self.k, self.seed, str(lab), t) for t, lab in zip(texts, labels)]
                     cached = self.cache.get(keys)
-                todo = [i for i in range(len(texts)) if not keys or keys[i] not in cached]
-                for i in range(len(texts)):
-                    if keys and keys[i] in cached:
-                        out[i][voter] = cached[keys[i]]
+                    for i, key in enumerate(keys):
+                        if key in cached:
+                            out[i][voter] = cached[key]
+                    todo = [i for i, key in enumerate(keys) if key not in cached]
                 if not todo:
                     continue
                 explained = meth.explain(model, [texts[i] for i in todo], [cols[i] for i in todo], seed=self.seed)

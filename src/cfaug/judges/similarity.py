@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cfaug.data.locations import user_cache_dir
 from cfaug.judges.models import default_encoder_path, quiet_transformers, resolve_local_model, torch_device
 
 try:  # C++ implementation when available; the pure-Python one below gives the same numbers
@@ -156,9 +157,7 @@ class SentenceEncoder:
 
 def embedding_cache_dir() -> Path:
     """``$CFAUG_EMBEDDING_CACHE`` if set, else ``~/.cache/cfaug/embeddings`` (honouring ``$XDG_CACHE_HOME``)."""
-    if os.environ.get("CFAUG_EMBEDDING_CACHE"):
-        return Path(os.environ["CFAUG_EMBEDDING_CACHE"]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cfaug" / "embeddings"
+    return user_cache_dir("CFAUG_EMBEDDING_CACHE", "embeddings")
 
 
 @functools.lru_cache(maxsize=8)

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cfaug.data.locations import user_cache_dir
+
 INFO_FILE = "artifact.json"
 
 
@@ -65,9 +67,7 @@ def fingerprint(method: str, fit_params: dict[str, Any], task: dict[str, Any], t
 
 def default_store_dir() -> Path:
     """``$CFAUG_MODEL_STORE`` if set, else ``~/.cache/cfaug/models`` (honouring ``$XDG_CACHE_HOME``)."""
-    if os.environ.get("CFAUG_MODEL_STORE"):
-        return Path(os.environ["CFAUG_MODEL_STORE"]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cfaug" / "models"
+    return user_cache_dir("CFAUG_MODEL_STORE", "models")
 
 
 class ArtifactStore:

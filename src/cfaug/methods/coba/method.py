@@ -490,11 +490,13 @@ def _vote_cache(where: str, artifact_dir: Path, model_names: Sequence[str]) -> A
     trained into ``artifact_dir`` and those given by path."""
     from cfaug.importance.cache import VoteCache, default_vote_cache_dir, models_scope
 
-    if where.strip().lower() in ("none", "off", "false", ""):
+    choice = where.strip().lower()
+    if choice in ("none", "off", "false", ""):
         return None
-    folder = default_vote_cache_dir() if where.strip().lower() == "auto" else Path(where).expanduser()
-    sources = [artifact_dir / "models"] + [Path(n).expanduser() for n in model_names if Path(n).expanduser().is_dir()]
-    return VoteCache(folder, models_scope(*[p for p in sources if p.exists()]))
+    folder = default_vote_cache_dir() if choice == "auto" else Path(where).expanduser()
+    by_path = [p for p in (Path(n).expanduser() for n in model_names) if p.is_dir()]
+    trained = artifact_dir / "models"
+    return VoteCache(folder, models_scope(*([trained] if trained.exists() else []), *by_path))
 
 
 def _spurious_list(spec: str | None) -> set[str]:
