@@ -202,11 +202,10 @@ def timed_run(bench: Bench, output: Path, args: list[str], store: Path) -> tuple
     timings_file = bench.work / "timings.json"
     timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.exists() else {}
     reused = store.is_dir() and any(store.iterdir())
-    votes = votes_folder(store)
-    if not reused and votes.exists():  # a fresh store gets a fresh vote cache: the time includes explaining
-        shutil.rmtree(votes)
+    if not reused:  # a fresh store gets a fresh vote cache, so the time includes explaining
+        shutil.rmtree(votes_folder(store), ignore_errors=True)
     store.mkdir(parents=True, exist_ok=True)
-    seconds = bench.cfaug(args, {"CFAUG_MODEL_STORE": str(store), "CFAUG_IMPORTANCE_CACHE": str(votes)})
+    seconds = bench.cfaug(args, store_env(store))
     summary = json.loads((Path(str(output) + ".run") / "summary.json").read_text(encoding="utf-8"))
     manifest = json.loads((Path(str(output) + ".run") / "manifest.json").read_text(encoding="utf-8"))
     trained = find_key(manifest.get("method_facts", {}), "trained_now")
@@ -224,6 +223,11 @@ def timed_run(bench: Bench, output: Path, args: list[str], store: Path) -> tuple
     if resumed == items:
         return None, "rerun resumed every item; the earlier invocation's time is unknown"
     return seconds, f"partly resumed ({resumed} of {items} items done earlier): this invocation only"
+
+
+def store_env(store: Path) -> dict[str, str]:
+    """The environment of a 'cfaug augment' with its own model store and the vote cache beside it."""
+    return {"CFAUG_MODEL_STORE": str(store), "CFAUG_IMPORTANCE_CACHE": str(votes_folder(store))}
 
 
 def votes_folder(store: Path) -> Path:
@@ -719,8 +723,7 @@ def nli_section(bench: Bench) -> str:
         bench.cfaug(["augment", str(train), "--task", "nli", "--edit-side", "hypothesis", "--method", "coba",
                      "-p", "mode=llm", "--llm-base-url", args.llm_base_url, "--llm-model", args.llm_model,
                      *limit, "-o", str(out), "--seed", "0", "--no-progress"],
-                    {"CFAUG_MODEL_STORE": str(bench.work / "model_store" / "coba.nli-llm"),
-                     "CFAUG_IMPORTANCE_CACHE": str(votes_folder(bench.work / "model_store" / "coba.nli-llm"))})
+                    store_env(bench.work / "model_store" / "coba.nli-llm"))
         augment["CoBA (LLM path, hypothesis rewritten)"] = out
     _, table = run_downstream(bench, "downstream.nli.tfidf-svm", [
         "--task", "nli", "--train", str(train),

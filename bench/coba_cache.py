@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coba import machine_facts  # noqa: E402  (bench/coba.py: the same machine line)
+from coba import find_key, machine_facts  # noqa: E402  (bench/coba.py: the same manifest reading and machine line)
 
 RUNS = [("defaults (trains the ensemble, fills the vote cache)", []),
         ("delete_prob=0.3, votes read back", ["-p", "delete_prob=0.3"]),
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest = json.loads((Path(str(out) + ".run") / "manifest.json").read_text(encoding="utf-8"))
         facts = manifest.get("method_facts", {})
         engine = facts.get("engine", {})
-        trained = json.dumps(facts.get("training", {})).find('"trained_now": true') >= 0
+        trained = bool(find_key(facts, "trained_now"))
         rows.append((label, seconds, engine.get("seconds"), engine.get("items"), trained))
         outputs.append(out)
 
