@@ -281,7 +281,7 @@ def test_bad_rows_are_skipped_counted_and_written_to_rejects(tmp_path, sentiment
 @pytest.mark.parametrize("name,content,message", [
     ("empty.tsv", b"", "the file is empty"),
     ("header.tsv", b"id\tSentiment\tText\n", "no data rows"),
-    ("nolabel.tsv", b"id\tText\nr1\tA great film.\n", "no label column; pass --label-col"),
+    ("nolabel.tsv", b"id\tText\nr1\tA great film.\n", "no label column: no column is named like a label"),
     ("alljunk.tsv", b"Sentiment\tText\nmixed\tA film.\n\tAnother.\n", "no usable rows; all 2 were rejected"),
 ])
 def test_whole_file_problems_exit_2_naming_the_file(tmp_path, capsys, name, content, message):
@@ -290,6 +290,20 @@ def test_whole_file_problems_exit_2_naming_the_file(tmp_path, capsys, name, cont
     assert augment(f, "--no-progress") == 2
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith(f"cfaug: error: {f}: ") and message in err
+
+
+def test_star_counts_without_label_col_exit_2_naming_the_flag(tmp_path, capsys):
+    f = tmp_path / "stars.csv"
+    f.write_text("text,stars\nawful service and cold food,1\ngreat pizza and a friendly waiter,5\n")
+    assert augment(f, "-o", tmp_path / "o.jsonl", "--no-progress") == 2
+    err = capsys.readouterr().err
+    assert "--label-col" in err and "'stars': 1, 5" in err and not (tmp_path / "o.jsonl").exists()
+
+
+def test_the_summary_names_the_columns_used(sentiment_tsv, tmp_path, capsys):
+    assert augment(sentiment_tsv, "-o", tmp_path / "o.jsonl", "--limit", "2", "--no-progress",
+                   "-p", "classifier_background=none") == 0
+    assert "columns used           text=Text, label=Sentiment (found by its name), id=id" in capsys.readouterr().err
 
 
 def test_missing_column_flag(sentiment_tsv, tmp_path, capsys):

@@ -198,7 +198,7 @@ def test_empty_id_is_rejected(tmp_path):
     ("blank.tsv", b"\n  \n", "the file is empty"),
     ("empty.jsonl", b"\n", "the file is empty"),
     ("header.csv", b"text,label\n", "no data rows"),
-    ("nolabel.csv", b"text\nGood.\n", "no label column; pass --label-col"),
+    ("nolabel.csv", b"text\nGood.\n", "no label column: no column is named like a label"),
     ("notext.jsonl", b'{"body": "Good.", "label": 1}\n', "no column for the 'text' field"),
 ])
 def test_whole_file_problems_name_the_file(tmp_path, name, content, message):
@@ -503,3 +503,51 @@ def test_a_huge_unparseable_line_is_truncated_too(tmp_path):
     assert len(json.dumps(r.to_json())) < 2_000 and "100,000 characters" in r.raw
     many = Reject("f.jsonl", 1, "bad", {f"c{i}": i for i in range(10_000)})
     assert len(json.dumps(many.to_json())) < 5_000
+
+
+# -- numbers as labels ------------------------------------------------------------------------------------
+
+def _csv(tmp_path, header, rows):
+    f = tmp_path / "in.csv"
+    f.write_text(header + "\n" + "\n".join(rows) + "\n")
+    return f
+
+
+@pytest.mark.parametrize("values", [("0", "1"), ("1", "0.0"), ("-1", "+1"), ("1",)])
+def test_a_binary_coding_reads_as_sentiment(tmp_path, values):
+    f = _csv(tmp_path, "text,label", [f"row {i},{v}" for i, v in enumerate(values)])
+    ds = read_dataset(f, make_task("sentiment"))
+    assert len(ds.records) == len(values) and not ds.rejects
+
+
+def test_star_counts_in_a_label_column_stop_the_run_instead_of_reading_1_as_positive(tmp_path):
+    f = _csv(tmp_path, "text,label", ["awful service,1", "great pizza,5", "fine,3"])
+    with pytest.raises(SchemaError) as err:
+        read_dataset(f, make_task("sentiment"))
+    msg = str(err.value)
+    assert msg.startswith(f"{f}: the label column 'label' holds the numbers 1, 3, 5")
+    assert "--label-col" in msg and "--label-map 1=negative,5=positive" in msg
+
+
+def test_nli_codes_beyond_0_1_2_stop_the_run(tmp_path):
+    f = tmp_path / "in.tsv"
+    f.write_text("premise\thypothesis\tlabel\na\tb\t0\nc\td\t3\n")
+    with pytest.raises(SchemaError, match="0/1/2"):
+        read_dataset(f, make_task("nli"))
+    f.write_text("premise\thypothesis\tlabel\na\tb\t0\nc\td\t2\n")
+    assert [r.label for r in read_dataset(f, make_task("nli")).records] == ["entailment", "contradiction"]
+
+
+def test_a_declared_label_map_reads_any_values_and_rejects_the_rest(tmp_path):
+    f = _csv(tmp_path, "text,stars", ["awful service,1", "great pizza,5", "fine,3", "bad,1.0"])
+    task = make_task("sentiment")
+    ds = read_dataset(f, task, Schema(label_col="stars", label_map={"1": "negative", "5": "positive"}))
+    assert [(r.text(), r.label) for r in ds.records] == [
+        ("awful service", "negative"), ("great pizza", "positive"), ("bad", "negative")]
+    assert [(r.row, r.problem) for r in ds.rejects] == [(3, "label '3' in column 'stars' is not in --label-map (1, 5)")]
+    assert task.label_space.surface("negative") == "negative"  # written under the label, not the star count
+
+
+def test_rating_levels_are_labels_not_codings(tmp_path):
+    f = _csv(tmp_path, "text,stars", ["awful,1", "great,5"])
+    assert [r.label for r in read_dataset(f, make_task("rating")).records] == ["1", "5"]

@@ -1,6 +1,6 @@
 import pytest
 
-from cfaug.data.schema import Schema, SchemaError
+from cfaug.data.schema import Schema, SchemaError, parse_label_map
 from cfaug.data.tasks import make_task
 
 
@@ -31,8 +31,35 @@ def test_no_text_column_names_the_file_the_flag_and_the_columns():
 
 
 def test_no_label_column():
-    with pytest.raises(SchemaError, match=r"^in.csv: no label column; pass --label-col \(columns: text\)$"):
+    with pytest.raises(SchemaError, match=r"^in.csv: no label column: .*columns: text\. Pass --label-col COLUMN"):
         Schema().resolve(["text"], make_task("sentiment"), "in.csv")
+
+
+def test_a_star_count_is_not_guessed_as_a_sentiment_label():
+    with pytest.raises(SchemaError) as err:
+        Schema().resolve(["text", "stars"], make_task("sentiment"), "in.csv", sample_values={"stars": ["5", "1"]})
+    msg = str(err.value)
+    assert "columns: text, stars" in msg and "'stars': 5, 1" in msg and "--label-col" in msg and "--label-map" in msg
+    # a rating task does read it as its label
+    assert Schema().resolve(["text", "stars"], make_task("rating"), "in.csv").label_col == "stars"
+
+
+def test_the_summary_names_the_columns_and_whether_the_label_was_guessed():
+    found = Schema().resolve(["Text", "Sentiment"], make_task("sentiment"), "in.csv")
+    assert found.describe() == "text=Text, label=Sentiment (found by its name), id=row numbers"
+    given = Schema(label_col="y", label_map={"1": "negative"}).resolve(["text", "y", "id"], make_task("sentiment"), "f")
+    assert given.describe() == "text=text, label=y mapped 1=negative, id=id"
+
+
+def test_label_map_is_parsed_and_checked_against_the_task():
+    task = make_task("sentiment")
+    assert parse_label_map("1=negative, 2=Neg,5=positive", task) == {"1": "negative", "2": "negative", "5": "positive"}
+    assert parse_label_map({"1": "negative"}, task) == {"1": "negative"}
+    assert parse_label_map(None, task) == {}
+    with pytest.raises(SchemaError, match="--label-map 3=meh: unknown label 'meh'"):
+        parse_label_map("3=meh", task)
+    with pytest.raises(SchemaError, match="VALUE=LABEL"):
+        parse_label_map("1negative", task)
 
 
 def test_mapped_columns_must_exist():

@@ -17,7 +17,7 @@ from typing import Any
 
 from cfaug.data.labels import LabelError
 from cfaug.data.records import Record
-from cfaug.data.schema import Schema
+from cfaug.data.schema import Schema, SchemaError
 from cfaug.data.tasks import Task
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet", "hf", "aste")
@@ -512,8 +512,11 @@ def read_dataset(
     a malformed line become :class:`Reject` entries; the rest are returned as :class:`Record` objects.
     Whole-file problems (missing file, empty file, missing column) raise :class:`DataError`.
     """
-    name, columns, rows = open_rows(source, fmt)
-    resolved = (schema or Schema()).resolve(columns, task, name)
+    name, columns, row_iter = open_rows(source, fmt)
+    rows = list(row_iter)
+    resolved = (schema or Schema()).resolve(columns, task, name, sample_values=_sample_values(rows, columns))
+    if not resolved.label_map:
+        _check_numeric_labels(rows, resolved, task, name)
     used = set(resolved.columns())
     extra = [c for c in columns if c not in used]
     records: list[Record] = []
@@ -537,6 +540,69 @@ def read_dataset(
     if rows_read == 0:
         raise DataError(f"{name}: no data rows")
     return Dataset(records, rejects, resolved, name, rows_read, extra)
+
+
+def _sample_values(rows: Sequence[tuple[int, dict[str, Any] | str]], columns: Sequence[str],
+                   most: int = 7, scan: int = 2000) -> dict[str, list[str]]:
+    """A few distinct short values of each column (from the first ``scan`` rows), for error messages."""
+    out: dict[str, list[str]] = {c: [] for c in columns}
+    for _, row in rows[:scan]:
+        if isinstance(row, str):
+            continue
+        for c in columns:
+            vals = out[c]
+            text = _cell_text(row.get(c))
+            if text is not None and len(vals) < most and len(text) <= 40 and text.strip() not in vals:
+                vals.append(text.strip())
+    return out
+
+
+def _number(value: str) -> str | None:
+    """The integer spelling of a numeric label value (``"1.0"`` -> ``"1"``), or None for a non-number."""
+    try:
+        f = float(value)
+    except ValueError:
+        return None
+    if f != f or f in (float("inf"), float("-inf")):
+        return None
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+def _check_numeric_labels(rows: Sequence[tuple[int, dict[str, Any] | str]], schema: Schema, task: Task,
+                          where: str) -> None:
+    """Numbers are read as labels only when the label column's numbers are exactly one of the task's known
+    numeric codings (``0/1`` or ``-1/1`` for sentiment, ``0/1/2`` for NLI); a column of star counts or scores
+    stops the run rather than have its ``1`` read as positive."""
+    codings = task.label_space.numeric_codings
+    if not codings or schema.label_col is None:
+        return
+    numbers: set[str] = set()
+    for _, row in rows:
+        if isinstance(row, str):
+            continue
+        text = _cell_text(row.get(schema.label_col))
+        if text is not None and text.strip():
+            n = _number(text.strip())
+            if n is not None:
+                numbers.add(n)
+    if not numbers or any(numbers <= set(c) for c in codings):
+        return
+    seen = ", ".join(sorted(numbers, key=float)[:12]) + (", ..." if len(numbers) > 12 else "")
+    known = " or ".join("/".join(c) for c in codings)
+    how = ("it was found by its name; pass --label-col COLUMN for the column that holds the labels, or "
+           if schema.label_guessed else "pass ")
+    raise SchemaError(
+        f"{where}: the label column {schema.label_col!r} holds the numbers {seen}, which are not a {task.name} "
+        f"coding ({known}); {how}--label-map VALUE=LABEL,... to say what each value means (for example "
+        f"--label-map {_example_map(sorted(numbers, key=float), task)}), or choose another --task (e.g. rating)")
+
+
+def _example_map(numbers: list[str], task: Task) -> str:
+    labels = list(task.label_space.labels)
+    if len(labels) < 2 or not numbers:
+        return "VALUE=LABEL"
+    lo, hi = numbers[0], numbers[-1]
+    return f"{lo}={labels[0]},{hi}={labels[-1]}"
 
 
 def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task, max_chars: int) -> tuple[str | None, Record | None]:
@@ -565,7 +631,17 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
         if problem:
             return problem, None
     try:
-        label = task.label_space.canonical(_cell_text(raw_label))
+        if schema.label_map:
+            raw_text = (_cell_text(raw_label) or "").strip()
+            mapped = schema.label_map.get(raw_text)
+            if mapped is None and _number(raw_text) is not None:
+                mapped = next((v for k, v in schema.label_map.items() if _number(k) == _number(raw_text)), None)
+            if mapped is None:
+                return (f"label {raw_text!r} in column {schema.label_col!r} is not in --label-map "
+                        f"({', '.join(schema.label_map)})"), None
+            label = task.label_space.canonical(mapped)
+        else:
+            label = task.label_space.canonical(_cell_text(raw_label))
     except LabelError as exc:
         return f"{exc} in column {schema.label_col!r}", None
     if schema.id_col:

@@ -20,6 +20,11 @@ STYLE_ALIASES: dict[str, str] = {
 }
 
 
+#: numeric codings accepted for each label set (numbers outside them stop a run instead of being guessed)
+SENTIMENT_CODINGS = (("0", "1"), ("-1", "1"))
+NLI_CODINGS = (("0", "1", "2"),)
+
+
 class LabelError(ValueError):
     """A label that cannot be mapped to the task's label set."""
 
@@ -32,8 +37,12 @@ class LabelSpace:
     to the canonical name.
     """
 
-    def __init__(self, labels: Iterable[str], aliases: Mapping[str, str] | None = None) -> None:
+    def __init__(self, labels: Iterable[str], aliases: Mapping[str, str] | None = None,
+                 numeric_codings: Iterable[Iterable[str]] = ()) -> None:
         self.labels: tuple[str, ...] = tuple(labels)
+        #: the sets of numbers that are a known coding of these labels (``("0", "1")`` for sentiment); a
+        #: label column holding other numbers is not read with the numeric aliases
+        self.numeric_codings: tuple[tuple[str, ...], ...] = tuple(tuple(c) for c in numeric_codings)
         self._aliases = {lab.lower(): lab for lab in self.labels}
         for k, v in (aliases or {}).items():
             if v in self.labels:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cfaug.data.tasks import Task
 
 TEXT_NAMES = ("text", "Text", "sentence", "review", "content", "document")
-LABEL_NAMES = ("label", "Label", "Sentiment", "sentiment", "gold_label", "rating", "stars")
+#: column names that mean "the label"; a column is only guessed as the label column from these names
+LABEL_NAMES = ("label", "Label", "labels", "Sentiment", "sentiment", "gold_label", "class")
+#: further names that mean the label of a rating task only (a star count is not a sentiment label)
+RATING_LABEL_NAMES = ("rating", "Rating", "stars", "Stars", "score")
 ID_NAMES = ("id", "ID", "Id", "idx", "uid")
 PREMISE_NAMES = ("premise", "sentence1", "Premise")
 HYPOTHESIS_NAMES = ("hypothesis", "sentence2", "Hypothesis")
@@ -25,9 +28,16 @@ class Schema:
     text_cols: dict[str, str] = field(default_factory=dict)
     label_col: str | None = None
     id_col: str | None = None
+    #: what each raw label value means (``{"1": "negative", "5": "positive"}``); values not in it are rejected
+    label_map: dict[str, str] = field(default_factory=dict)
+    #: whether ``label_col`` was found by its name rather than given
+    label_guessed: bool = field(default=False, compare=False)
 
-    def resolve(self, columns: Sequence[str], task: Task, where: str) -> Schema:
-        """Fill unset columns from common names and check every named column exists."""
+    def resolve(self, columns: Sequence[str], task: Task, where: str,
+                sample_values: Mapping[str, Sequence[str]] | None = None) -> Schema:
+        """Fill unset columns from common names and check every named column exists. ``sample_values``
+        (a few distinct values per column) make the error for a missing label column show what each
+        column holds."""
         cols = list(columns)
         text_cols = dict(self.text_cols)
         defaults = {"text": TEXT_NAMES, "premise": PREMISE_NAMES, "hypothesis": HYPOTHESIS_NAMES}
@@ -40,17 +50,34 @@ class Schema:
                         f"--{'text' if role == 'text' else role}-col (columns: {', '.join(cols) or 'none'})"
                     )
                 text_cols[role] = found
-        label_col = self.label_col or next((c for c in LABEL_NAMES if c in cols), None)
+        names = LABEL_NAMES + (RATING_LABEL_NAMES if task.name == "rating" else ())
+        label_col = self.label_col or next((c for c in names if c in cols), None)
         if label_col is None:
-            raise SchemaError(f"{where}: no label column; pass --label-col (columns: {', '.join(cols) or 'none'})")
+            seen = describe_values(sample_values or {}, [c for c in cols if c not in text_cols.values()])
+            raise SchemaError(
+                f"{where}: no label column: no column is named like a label ({', '.join(names)}); "
+                f"columns: {', '.join(cols) or 'none'}{seen}. Pass --label-col COLUMN, and --label-map "
+                f"VALUE=LABEL,... when its values are not {task.name} labels "
+                f"({', '.join(task.label_space.labels) or 'any'})")
         id_col = self.id_col
         if id_col is None:
             id_col = next((c for c in ID_NAMES if c in cols), None)
-        resolved = Schema(text_cols=text_cols, label_col=label_col, id_col=id_col)
+        resolved = Schema(text_cols=text_cols, label_col=label_col, id_col=id_col, label_map=dict(self.label_map),
+                          label_guessed=self.label_col is None)
         missing = [c for c in resolved.columns() if c not in cols]
         if missing:
             raise SchemaError(f"{where}: missing column(s) {', '.join(missing)} (columns: {', '.join(cols) or 'none'})")
         return resolved
+
+    def describe(self) -> str:
+        """Which column plays which role, for a run's summary (``text=Text, label=Sentiment, id=row numbers``)."""
+        parts = [f"{role}={col}" for role, col in self.text_cols.items()]
+        label = f"label={self.label_col}" + (" (found by its name)" if self.label_guessed else "")
+        if self.label_map:
+            label += " mapped " + ", ".join(f"{k}={v}" for k, v in self.label_map.items())
+        parts.append(label)
+        parts.append(f"id={self.id_col or 'row numbers'}")
+        return ", ".join(parts)
 
     def columns(self) -> list[str]:
         out = list(self.text_cols.values())
@@ -59,3 +86,40 @@ class Schema:
         if self.id_col:
             out.append(self.id_col)
         return out
+
+
+def describe_values(sample_values: Mapping[str, Sequence[str]], cols: Sequence[str], most: int = 6) -> str:
+    """``"; values seen: 'stars': 1, 5"`` for the columns that have sample values (empty if none)."""
+    parts = []
+    for c in cols:
+        vals = list(sample_values.get(c, ()))
+        if vals:
+            shown = ", ".join(v[:30] for v in vals[:most]) + (", ..." if len(vals) > most else "")
+            parts.append(f"{c!r}: {shown}")
+    return "; values seen: " + "; ".join(parts) if parts else ""
+
+
+def parse_label_map(spec: str | Mapping[str, str] | None, task: Task) -> dict[str, str]:
+    """``"1=negative,2=negative,5=positive"`` (or a mapping) -> ``{"1": "negative", ...}``, each label checked
+    against the task's labels."""
+    if not spec:
+        return {}
+    if isinstance(spec, Mapping):
+        pairs = [(str(k), str(v)) for k, v in spec.items()]
+    else:
+        pairs = []
+        for part in str(spec).split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise SchemaError(f"--label-map expects VALUE=LABEL pairs separated by commas, got {part.strip()!r}")
+            k, v = part.split("=", 1)
+            pairs.append((k, v))
+    out: dict[str, str] = {}
+    for k, v in pairs:
+        key = k.strip()
+        try:
+            out[key] = task.label_space.canonical(v.strip())
+        except ValueError as exc:
+            raise SchemaError(f"--label-map {key}={v.strip()}: {exc}") from None
+    return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cfaug.data.labels import NLI_ALIASES, SENTIMENT_ALIASES, STYLE_ALIASES, LabelError, LabelSpace
+from cfaug.data.labels import (NLI_ALIASES, NLI_CODINGS, SENTIMENT_ALIASES, SENTIMENT_CODINGS, STYLE_ALIASES,
+                               LabelError, LabelSpace)
 from cfaug.data.records import Record
 from cfaug.registry import Registry
 
@@ -64,7 +65,7 @@ class SentimentTask(Task):
 
     name: str = "sentiment"
     label_space: LabelSpace = field(
-        default_factory=lambda: LabelSpace(("negative", "positive"), SENTIMENT_ALIASES)
+        default_factory=lambda: LabelSpace(("negative", "positive"), SENTIMENT_ALIASES, SENTIMENT_CODINGS)
     )
 
     def polarity(self, label: str | None) -> str | None:
@@ -119,7 +120,7 @@ class NLITask(Task):
     roles: tuple[str, ...] = ("premise", "hypothesis")
     edit_side: str = "premise"
     label_space: LabelSpace = field(
-        default_factory=lambda: LabelSpace(("entailment", "neutral", "contradiction"), NLI_ALIASES)
+        default_factory=lambda: LabelSpace(("entailment", "neutral", "contradiction"), NLI_ALIASES, NLI_CODINGS)
     )
 
     def __post_init__(self) -> None:

@@ -33,6 +33,9 @@ class RunOptions:
     hypothesis_col: str | None = param(None, "NLI hypothesis column", group="task and columns")
     label_col: str | None = param(None, "label column (default: found by common names)", group="task and columns")
     id_col: str | None = param(None, "id column (default: 'id' if present, else row numbers)", group="task and columns")
+    label_map: str | None = param(None, "what each value of the label column means, VALUE=LABEL pairs separated by "
+                                  "commas (e.g. 1=negative,2=negative,4=positive,5=positive); rows with other "
+                                  "values are rejected", group="task and columns")
     input_format: str | None = param(None, "input format (default: from the name)", group="task and columns",
                                      flag="--format")
     output_format: str | None = param(None, "output format (default: from the name)", group="task and columns")
