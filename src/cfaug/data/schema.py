@@ -69,6 +69,13 @@ class Schema:
             raise SchemaError(f"{where}: missing column(s) {', '.join(missing)} (columns: {', '.join(cols) or 'none'})")
         return resolved
 
+    def to_config(self) -> dict[str, object]:
+        """The mapping as a run's config records it (``label_map`` only when one was given)."""
+        out: dict[str, object] = {"text_cols": dict(self.text_cols), "label_col": self.label_col, "id_col": self.id_col}
+        if self.label_map:
+            out["label_map"] = dict(self.label_map)
+        return out
+
     def describe(self) -> str:
         """Which column plays which role, for a run's summary (``text=Text, label=Sentiment, id=row numbers``)."""
         parts = [f"{role}={col}" for role, col in self.text_cols.items()]

@@ -83,46 +83,67 @@ class Edit:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits; deletions also take one adjacent space and tidy punctuation."""
-    out, pos = [], 0
+    """Apply non-overlapping edits (an overlapping one is skipped: the first wins). Every character outside
+    the edited spans is kept as it was; a deletion also tidies its own junction only (one space between the
+    words it leaves side by side, no space before a following punctuation mark unless the text had one
+    there, no doubled or sentence-initial comma), so the rest of the text keeps its spacing, case and markup.
+    """
+    out, pos = "", 0
     for ed in sorted(edits, key=lambda e: e.start):
         if ed.start < pos:
             continue  # overlapping edit: keep the first
-        start, end, new = ed.start, ed.end, ed.new
-        if new == "":
-            nxt = end
-            while nxt < len(text) and text[nxt] in " ,;:-":
-                nxt += 1
-            if (ed.old[:1].isupper() and _starts_sentence(text, start) and nxt < len(text)
-                    and text[nxt].islower()):
-                # a deleted sentence-initial word hands its capital to the next word; an orphaned
-                # comma between them goes too ("Stupid, dull and ugly." -> "Dull and ugly.")
-                end, new = nxt + 1, text[nxt].upper()
-            elif end < len(text) and text[end] == " " and (start == 0 or text[start - 1] in " \n\"'(["):
-                end += 1
-            elif start > 0 and text[start - 1] == " ":
-                start -= 1
-        out.append(text[pos:start])
-        out.append(new)
-        pos = end
-    out.append(text[pos:])
-    return _tidy("".join(out))
+        out += text[pos:ed.start]
+        if ed.new:
+            out += ed.new
+            pos = ed.end
+        else:
+            out, pos = _join_deletion(out, text, ed)
+    return out + text[pos:]
+
+
+_SPACE = " \t"
+_SEPARATORS = ",;:"
+_CLOSERS = ",.;:!?)]}<\r\n"  # "<": an HTML tag such as <br />
+_OPENERS = "([{\"'\n"
+
+
+def _join_deletion(left: str, text: str, ed: Edit) -> tuple[str, int]:
+    """Join ``left`` (the output up to the deleted span) to ``text`` after it; returns the new output and the
+    position in ``text`` to go on from. Only the whitespace and punctuation touching the deletion change."""
+    end = ed.end
+    body = left.rstrip(_SPACE)
+    k = end
+    while k < len(text) and text[k] in _SPACE:
+        k += 1
+    nxt = text[k:k + 1]
+    at_start = _starts_sentence(text, ed.start)
+    if at_start and ed.old[:1].isupper():
+        # a deleted sentence-initial word hands its capital to the next word; an orphaned separator
+        # between them goes too ("Stupid, dull and ugly." -> "Dull and ugly.")
+        j = k + 1 if nxt and nxt in _SEPARATORS else k
+        while j < len(text) and text[j] in _SPACE:
+            j += 1
+        if j < len(text) and text[j].islower():
+            return left + text[j].upper(), j + 1
+    doubled = bool(body) and body[-1] in _SEPARATORS
+    if nxt and nxt in _SEPARATORS and (at_start or doubled):
+        if doubled:  # "good, bad, and" -> "good, and": the separator before goes
+            return body[:-1].rstrip(_SPACE), end
+        j = k + 1  # a sentence-initial separator goes with the word it followed
+        while j < len(text) and text[j] in _SPACE:
+            j += 1
+        return left, j
+    if not nxt or nxt in _CLOSERS:
+        return body, end  # the spacing the text had before the punctuation mark, line break or end
+    if not body or body[-1] in _OPENERS or body != left:
+        return left, k  # the space already in the output is the one between the words
+    return left, end
 
 
 def _starts_sentence(text: str, i: int) -> bool:
     """Whether position ``i`` opens a sentence (text start, or after . ! ? or an HTML break)."""
     before = text[:i].rstrip().rstrip("\"'([").rstrip()
     return not before or before[-1] in ".!?>"
-
-
-_TIDY = [(re.compile(r" +([,.;:!?])"), r"\1"), (re.compile(r",\s*,"), ","), (re.compile(r"(^|[.!?]\s+),\s*"), r"\1"),
-         (re.compile(r"  +"), " ")]
-
-
-def _tidy(text: str) -> str:
-    for pat, rep in _TIDY:
-        text = pat.sub(rep, text)
-    return text
 
 
 def agree_article(text: str, tokens: Sequence[Token], i: int, edit: Edit) -> Edit:

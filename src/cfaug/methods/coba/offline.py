@@ -281,16 +281,19 @@ class OfflinePlanner:
         edits = [alts[min(alternative, len(alts) - 1)] for alts in plan.slots] + plan.swaps
         sents = [(s.start_char, s.end_char) for s in plan.doc.sents]
         order, deleted = permute_normal(plan.sentence_category, rng, delete_prob, shuffle)
-        pieces = []
-        for k in order:
+        # the text between sentences stays as it was: the q-th sentence written is preceded by the text that
+        # preceded the q-th sentence of the original, so in-place edits leave every other character alone
+        gaps = [text[:sents[0][0]]] + [text[sents[q - 1][1]:sents[q][0]] for q in range(1, len(sents))]
+        out = []
+        for q, k in enumerate(order):
             a, b = sents[k]
             local = [Edit(e.start - a, e.end - a, e.new, e.old, e.kind) for e in edits if a <= e.start and e.end <= b]
-            sentence = apply_edits(text[a:b], local).strip()
-            if sentence:
-                pieces.append(sentence)
+            sentence = apply_edits(text[a:b], local)
+            if sentence.strip() or not text[a:b].strip():  # a sentence the edits emptied goes
+                out.append((gaps[q] if out or q == 0 else gaps[0]) + sentence)
         info = {"order": order, "deleted": deleted,
                 "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)]}
-        return " ".join(pieces), info
+        return "".join(out) + text[sents[-1][1]:], info
 
 
 def domain_lexicon(lexicon: Lexicon, push: Any, margin: float) -> tuple[Lexicon, list[str]]:
