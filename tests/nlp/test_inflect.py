@@ -80,3 +80,14 @@ def test_attested_forms():
     assert attested("annoying", "annoying", "VERB", "VBG")  # an adjective that is a participle
     assert not attested("clean", "cleaned", "VERB", "VBN")  # an adjective made into a verb form
     assert not attested("safe", "safed", "VERB", "VBN")  # never seen
+
+
+def test_tags_in_context_mend_adjectives_read_as_nouns_and_leave_real_nouns():
+    from cfaug.nlp.inflect import tags_in_context
+
+    assert tags_in_context(["this", "brilliant", "look"], ["DT", "NN", "VB"]) == ["DT", "JJ", "VB"]
+    assert tags_in_context(["a", "tender", "and", "eccentric", "man"], ["DT", "NN", "CC", "JJ", "NN"])[1] == "JJ"
+    # nouns stay nouns: a word readers meet as a noun, and a noun not coordinated with an adjective
+    assert tags_in_context(["a", "mess", ",", "sadly"], ["DT", "NN", ",", "RB"])[1] == "NN"
+    assert tags_in_context(["the", "horror", ",", "scary", "stuff"], ["DT", "NN", ",", "JJ", "NN"])[1] == "NN"
+    assert tags_in_context(["a", "tender", "for", "the", "job"], ["DT", "NN", "IN", "DT", "NN"])[1] == "NN"

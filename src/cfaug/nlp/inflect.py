@@ -14,7 +14,9 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Any
 
 #: universal parts of speech lemminflect knows, and the Penn tags of each
 OPEN_CLASS = {"NOUN": ("NN", "NNS"), "VERB": ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ"),
@@ -89,6 +91,48 @@ def plausible_tag(word: str, tag: str) -> str:
         # the verb form the word is ("beckons" -> VBZ); past participle before past tense for "-ed"
         return next((t for t in ("VBZ", "VBG", "VBN", "VBD") if inflect(lemma, t) == lower), "VB")
     return tag
+
+
+#: Penn tags that open a noun phrase before its modifiers ("a", "this", "his")
+_DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$", "WP$"})
+
+
+def tags_in_context(words: Sequence[str], tags: Sequence[str]) -> list[str]:
+    """The tags of a sentence's ``words`` with the misreadings that put a wrong word class on an opinion word
+    mended, so that its replacement keeps the class it really has (:func:`plausible_tag` on each word, then
+    the context):
+
+    * a word tagged as a noun that review text seldom uses as one (under ``USUAL_SHARE`` of its uses) and
+      mostly uses as an adjective is an adjective ("this brilliant/NN look" -> JJ);
+    * a singular noun right after a determiner and coordinated with an adjective ("a tender/NN, eccentric
+      chess player", "a tender/NN and eccentric man") is an adjective when it can be one.
+
+    >>> tags_in_context(["a", "tender", ",", "eccentric", "man"], ["DT", "NN", ",", "JJ", "NN"])
+    ['DT', 'JJ', ',', 'JJ', 'NN']
+    >>> tags_in_context(["a", "chess", ",", "eccentric", "game"], ["DT", "NN", ",", "JJ", "NN"])[1]
+    'NN'
+    """
+    out = [plausible_tag(w, t) if t else t for w, t in zip(words, tags)]
+    for i, (word, tag) in enumerate(zip(words, out)):
+        if upos_of_tag(tag) != "NOUN" or tag.startswith("NNP"):
+            continue
+        noun, adj = usual_share(word, "NOUN"), usual_share(word, "ADJ")
+        if noun is not None and adj is not None and noun < USUAL_SHARE and adj >= ADJECTIVAL_SHARE:
+            out[i] = "JJ"
+            continue
+        after = out[i + 2] if i + 2 < len(out) else ""
+        coordinated = i + 1 < len(words) and words[i + 1] in (",", "and", "but", "yet") and after in ("JJ", "JJR", "JJS")
+        if (tag == "NN" and i > 0 and out[i - 1] in _DETERMINER_TAGS and coordinated and usually(word, "ADJ")):
+            out[i] = "JJ"
+    return out
+
+
+def doc_tags(doc: Iterable[Any]) -> dict[int, str]:
+    """The Penn tag of every token of a parsed text (spaCy tokens: ``text``, ``tag_``, ``idx``), keyed by its
+    start character, mended in context by :func:`tags_in_context`."""
+    toks = list(doc)
+    mended = tags_in_context([t.text for t in toks], [t.tag_ for t in toks])
+    return {t.idx: tag for t, tag in zip(toks, mended)}
 
 
 #: the columns of the shipped word-class table (``resources/nlp/word_classes.tsv``, made by

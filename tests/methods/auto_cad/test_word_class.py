@@ -201,3 +201,23 @@ def test_adjectives_naming_a_group_of_people_are_recognised(sentence, word, nomi
     tokens = tokenize(sentence)
     i = next(k for k, t in enumerate(tokens) if t.text == word)
     assert nominal_adjective(tokens, i, tags) is nominal
+
+
+@pytest.mark.parametrize("sentence,word,neighbour", [
+    # real review sentences (the packaged CAD-IMDB demo sample) where the tagger reads an adjective as a noun
+    ("John Turturro is absolutely stunning in his portrayal of a tender, eccentric chess Grandmaster.",
+     "tender", ","),
+    ("Most people will come out feeling somewhat touched by this brilliant look at the most unlikely of love "
+     "stories.", "brilliant", "look"),
+])
+def test_an_adjective_the_tagger_calls_a_noun_in_its_noun_phrase_gets_an_adjective(sentence, word, neighbour):
+    from cfaug.nlp.inflect import doc_tags
+
+    doc = load_pipeline(only=("tok2vec", "tagger"))(sentence)
+    tok = next(t for t in doc if t.text == word)
+    assert tok.tag_ == "NN"  # the misreading this guards against
+    tag = doc_tags(doc)[tok.idx]
+    assert tag == "JJ"
+    req = ReplacementRequest(word, "a", neighbour, "negative", tag=tag)
+    cands = [("mess", 1.0), ("shame", 0.95), ("harsh", 0.9), ("stupid", 0.8)]
+    assert [c for c, _ in fit_word_class(cands, req)] == ["harsh", "stupid"]

@@ -53,7 +53,7 @@ from cfaug.methods.auto_cad.replacements import ReplacementRequest
 from cfaug.methods.auto_cad.scores import score_edits
 from cfaug.methods.auto_cad.text import Edit, Token, agree_article, apply_edits
 from cfaug.methods.auto_cad.word_roles import in_name, nominal_adjective, topical_class
-from cfaug.nlp.inflect import match_case
+from cfaug.nlp.inflect import doc_tags, match_case
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.nlp.triples import Triple, extract_triples
 
@@ -119,7 +119,7 @@ def as_tokens(doc: Any) -> tuple[list[Token], dict[int, str]]:
         for tok in sent:
             sent_of[tok.i] = s
     tokens = [Token(t.text, t.idx, t.idx + len(t.text), sent_of[t.i]) for t in doc]
-    return tokens, {t.idx: t.tag_ for t in doc}
+    return tokens, doc_tags(doc)
 
 
 class OfflinePlanner:
@@ -198,7 +198,7 @@ class OfflinePlanner:
                     if (self.content_words == "important" and w not in p_set and w not in self.lexicon.antonyms
                             and topical_class(doc[i].text, tags.get(tokens[i].start, ""))):
                         continue  # a noun or verb the ensemble does not weigh states a fact ("the death of")
-                    requests.append((i, t, _request(doc, i, target_polarity)))
+                    requests.append((i, t, _request(doc, i, target_polarity, tags.get(doc[i].idx, doc[i].tag_))))
                 elif pol is not None and pol == target_polarity and self.lexicon_principal:
                     if negated is not None and negated not in done:  # "not good" in a negative text: drop "not"
                         done.update((i, negated))
@@ -388,8 +388,8 @@ def _negator_before(doc: Any, i: int, window: int = 3) -> int | None:
     return None
 
 
-def _request(doc: Any, i: int, target_polarity: str) -> ReplacementRequest:
+def _request(doc: Any, i: int, target_polarity: str, tag: str) -> ReplacementRequest:
     tok = doc[i]
     left = doc[i - 1].lower_ if i > 0 and doc[i - 1].sent.start == tok.sent.start else "<s>"
     right = doc[i + 1].lower_ if i + 1 < len(doc) and doc[i + 1].sent.start == tok.sent.start else "</s>"
-    return ReplacementRequest(tok.lower_, left, right, target_polarity, tag=tok.tag_)
+    return ReplacementRequest(tok.lower_, left, right, target_polarity, tag=tag)
