@@ -63,3 +63,26 @@ def test_ngram_fallback_is_labelled():
     assert r.name == "ngram_perplexity"
     assert r.value == pytest.approx((0.76 * 0.34 * 0.64) ** (-1 / 3))
     assert "fallback" in r.settings["model"]
+
+
+def test_ngram_perplexity_beside_the_originals():
+    from cfaug.evaluate.fluency import ngram_perplexity
+    from cfaug.judges.ngram_lm import NgramLM
+
+    lm = NgramLM(3).fit(["the food was great .", "the food was awful .", "the staff was great ."] * 5)
+    res = ngram_perplexity(["the food was awful .", "food the was staff ."], lm,
+                           originals=["the food was great .", "the food was great ."])
+    d = res.details
+    assert d["originals_perplexity"] < res.value  # the scrambled rewrite reads less like the reference
+    assert d["ratio_to_original"] > 1
+    assert res.per_item[0] == pytest.approx(d["originals_perplexity"], rel=0.5)
+
+
+def test_default_fluency_uses_the_shipped_review_sentences_for_sentiment_only():
+    from cfaug.evaluate.suite import GENERAL_REFERENCE, EvaluationConfig, general_sentences, ngram_reference_for
+
+    cfg = EvaluationConfig()
+    assert ngram_reference_for(cfg, "sentiment") == GENERAL_REFERENCE
+    assert ngram_reference_for(cfg, "nli") is None
+    assert ngram_reference_for(EvaluationConfig(ngram_reference="none"), "sentiment") is None
+    assert len(general_sentences()) == 20000

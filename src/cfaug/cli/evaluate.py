@@ -54,7 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--mover-encoder", help="transformer folder for the MoverScore-like distance (off unless given)")
     c.add_argument("--lm", help="causal LM folder for perplexity")
     c.add_argument("--no-bos", action="store_true", help="do not prepend BOS when scoring perplexity")
-    c.add_argument("--ngram-reference", help="fallback fluency: n-gram model trained on this dataset")
+    c.add_argument("--ngram-reference", default="auto",
+                   help="offline fluency: perplexity under a trigram model trained on this dataset's texts; auto "
+                        "(default): the shipped 20,000 review sentences (Yelp, SST-2) for sentiment and rating "
+                        "tasks, none for other tasks; 'none' turns it off. Reported with the originals' "
+                        "perplexity and the mean ratio (above 1: rewrites read less like review text than their "
+                        "originals); it measures closeness to that text, not grammaticality")
     c.add_argument("--ngram-order", type=int, default=3)
     c.add_argument("--self-bleu-n", type=int, default=4, help="Self-BLEU n-gram order (default 4)")
     c.add_argument("--rouge-reference", help="ROUGE against 'original' or against this column's text")

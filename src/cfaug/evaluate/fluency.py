@@ -104,14 +104,25 @@ def perplexity_result(nlls: Sequence[tuple[float, int]], scorer: CausalLMScorer)
                         details=details, higher_is_better=False)
 
 
-def ngram_perplexity(texts: Sequence[str], lm: NgramLM) -> MetricResult:
-    """Mean per-text perplexity under the fallback n-gram model (labelled ``ngram_perplexity``)."""
+def ngram_perplexity(texts: Sequence[str], lm: NgramLM, originals: Sequence[str] | None = None) -> MetricResult:
+    """Mean per-text perplexity under the offline n-gram model (labelled ``ngram_perplexity``). With
+    ``originals`` (each text's original), ``details`` also holds their mean perplexity under the same model
+    and ``ratio_to_original``, the mean of per-pair ratios (above 1: the rewrites read less like the
+    reference text than their originals do)."""
     per_text: list[float | None] = []
     lp_sum, n_sum = 0.0, 0
     for t in texts:
         lp, n = lm.log_prob(t)
         per_text.append(math.exp(-lp / n))
         lp_sum, n_sum = lp_sum + lp, n_sum + n
-    details = {"corpus_perplexity": math.exp(-lp_sum / n_sum) if n_sum else None, "tokens": n_sum}
+    details: dict[str, Any] = {"corpus_perplexity": math.exp(-lp_sum / n_sum) if n_sum else None, "tokens": n_sum}
+    if originals is not None:
+        before = []
+        for o in originals:
+            lp, n = lm.log_prob(o)
+            before.append(math.exp(-lp / n))
+        details["originals_perplexity"] = mean_of(before)
+        ratios = [a / b for a, b in zip(per_text, before) if a is not None and b]
+        details["ratio_to_original"] = mean_of(ratios)
     return MetricResult("ngram_perplexity", mean_of(per_text), len(texts), lm.describe(), per_item=per_text,
                         details=details, higher_is_better=False)

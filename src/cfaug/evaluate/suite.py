@@ -47,8 +47,10 @@ class EvaluationConfig:
     (default: the packaged all-MiniLM-L6-v2). ``bertscore`` / ``token_encoder``: BERTScore-style F1 with
     a local transformer (default: the packaged MiniLM's transformer). ``mover_encoder``: MoverScore-like
     distance with that local encoder. ``lm``: perplexity under a local causal LM (``lm_add_bos``: prepend
-    BOS). ``ngram_reference``: fallback fluency, an n-gram model trained on this corpus (a dataset file
-    read with the task's columns). ``rouge_reference``: ``"original"`` or a column holding references.
+    BOS). ``ngram_reference``: offline fluency, an n-gram model trained on this corpus (a dataset file read
+    with the task's columns); ``"auto"`` (the default) is the shipped sample of 20,000 review sentences
+    (:data:`GENERAL_REFERENCE`) for sentiment and rating tasks and nothing for other tasks; ``None`` or
+    ``"none"``: no n-gram fluency. ``rouge_reference``: ``"original"`` or a column holding references.
     ``include_failed``: also score candidates a generation filter rejected.
     ``precision``: float type of the sentence and token encoders (``auto``: bfloat16 where the hardware
     computes it natively, else float32; ``float32`` for values that do not depend on the machine).
@@ -65,7 +67,7 @@ class EvaluationConfig:
     mover_encoder: str | None = None
     lm: str | None = None
     lm_add_bos: bool = True
-    ngram_reference: str | None = None
+    ngram_reference: str | None = "auto"
     ngram_order: int = 3
     self_bleu_max_n: int = 4
     distinct: tuple[int, ...] = (1, 2)
@@ -92,6 +94,35 @@ PAIR_BLOCK = 64
 #: counterfactuals the flip-rate judge classifies at a time
 JUDGE_BLOCK = 256
 
+#: ``ngram_reference`` name of the shipped reference: 10,000 Yelp review sentences and 10,000 SST-2 movie-review
+#: phrases (``resources/sentiment/general.tsv``, lower-cased and tokenized)
+GENERAL_REFERENCE = "general"
+#: what the result says when no fluency scorer ran (also logged)
+NO_FLUENCY_NOTE = ("fluency: not measured: pass --lm DIR (a local causal language model, perplexity) or "
+                   "--ngram-reference FILE (an n-gram model trained on that text); the shipped review-sentence "
+                   "reference serves sentiment and rating tasks only")
+
+
+def general_sentences() -> list[str]:
+    """The texts of the shipped review-sentence sample (:data:`GENERAL_REFERENCE`)."""
+    import csv
+
+    from cfaug.judges.builtin import general_background_path
+
+    with general_background_path().open(encoding="utf-8", newline="") as fh:
+        return [row["text"] for row in csv.DictReader(fh, delimiter="\t")]
+
+
+def ngram_reference_for(config: EvaluationConfig, task_name: str) -> str | None:
+    """The n-gram reference a run uses: a path, :data:`GENERAL_REFERENCE`, or None."""
+    ref = config.ngram_reference
+    if ref is None or str(ref).lower() == "none":
+        return None
+    if ref == "auto":
+        return GENERAL_REFERENCE if task_name in ("sentiment", "rating") else None
+    return str(ref)
+
+
 #: what the result says when no independent judge was named (also logged)
 NO_JUDGE_NOTE = ("flip rate: not computed (and so no H): no judge was given. Pass --judge-train DATA (cfaug trains "
                  "a TF-IDF judge on that labelled dataset; best other data than the generator read) or "
@@ -110,6 +141,8 @@ def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], No
     if config.judge is None:
         notes.append(NO_JUDGE_NOTE + (" (--own-judge reports only the generator's own judge, which is not "
                                       "independent)" if config.own_judge else ""))
+    if not config.lm and ngram_reference_for(config, pairset.task.name) is None:
+        notes.append(NO_FLUENCY_NOTE)
     for note in notes:
         log(note)
     with _timed(timings, "load models"):
@@ -262,10 +295,13 @@ def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str]
     if config.lm:
         log("loading the language model")
         m.lm = CausalLMScorer(config.lm, add_bos=config.lm_add_bos)
-    if config.ngram_reference:
+    reference = ngram_reference_for(config, pairset.task.name)
+    if reference == GENERAL_REFERENCE:
+        m.ngram = NgramLM(config.ngram_order).fit(general_sentences())
+    elif reference:
         from cfaug.data.io import read_dataset
 
-        data = read_dataset(config.ngram_reference, pairset.task)
+        data = read_dataset(reference, pairset.task)
         role = pairset.task.edit_roles[0]
         m.ngram = NgramLM(config.ngram_order).fit(r.fields[role] for r in data.records)
     return m
@@ -301,8 +337,8 @@ def _score(group: list[CounterfactualPair], idx: list[int], items: _PerPair, pai
         results.append(perplexity_result([items.nll[t] for t in new], m.lm))
     if m.ngram is not None:
         with _timed(timings, "ngram_perplexity"):
-            ng = ngram_perplexity(new, m.ngram)
-        ng.settings["reference_file"] = config.ngram_reference
+            ng = ngram_perplexity(new, m.ngram, originals=orig)
+        ng.settings["reference_file"] = ngram_reference_for(config, pairset.task.name)
         results.append(ng)
     with _timed(timings, "self_bleu"):
         results.append(self_bleu(new, max_n=config.self_bleu_max_n))

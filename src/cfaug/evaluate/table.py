@@ -14,5 +14,8 @@ def metrics_table(result: dict[str, Any]) -> str:
             val = "n/a" if v is None else f"{v:.4f}"
             arrow = "^" if m["higher_is_better"] else "v"
             note = "" if m["settings"].get("independent", True) else "  (not independent)"
+            ratio = (m.get("details") or {}).get("ratio_to_original")
+            if ratio is not None:
+                note += f"  (originals {m['details']['originals_perplexity']:.1f}; rewrite/original {ratio:.2f})"
             lines.append(f"{group[:16]:<16} {m['name']:<22} {val:>10}{arrow} {m['n']:>6}  {m['signature']}{note}")
     return "\n".join(lines)
