@@ -3,8 +3,10 @@ encoder, and tiny random BERT models saved to a temporary folder (nothing is eve
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from types import ModuleType
@@ -17,11 +19,31 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# fitted artifacts of this session go to a fresh store (never the user's ~/.cache/cfaug/models); subprocesses
-# started by tests inherit it
-os.environ["CFAUG_MODEL_STORE"] = tempfile.mkdtemp(prefix="cfaug-test-models-")
-# likewise the importance ensemble's vote cache (never the user's ~/.cache/cfaug/importance)
-os.environ["CFAUG_IMPORTANCE_CACHE"] = tempfile.mkdtemp(prefix="cfaug-test-importance-")
+# What the code under test would write to the user's caches goes to one temporary folder of this pytest
+# process instead: fitted artifacts (never ~/.cache/cfaug/models) and the importance ensemble's vote cache
+# (never ~/.cache/cfaug/importance). Set here, when pytest loads this file, so before any test module is
+# imported; subprocesses started by tests inherit the variables. The folder goes when the session ends.
+SESSION_TMP = Path(tempfile.mkdtemp(prefix="cfaug-test-session-"))
+_SESSION_PID = os.getpid()
+SESSION_DIRS = {"CFAUG_MODEL_STORE": SESSION_TMP / "models", "CFAUG_IMPORTANCE_CACHE": SESSION_TMP / "importance"}
+for _var, _path in SESSION_DIRS.items():
+    _path.mkdir()
+    os.environ[_var] = str(_path)
+
+
+def _remove_session_tmp() -> None:
+    # only by the process that made it: a forked worker that exits must not remove its parent's folder
+    if os.getpid() == _SESSION_PID:
+        shutil.rmtree(SESSION_TMP, ignore_errors=True)
+
+
+# at the end of the session (after every fixture's teardown), and at exit if pytest never gets there
+atexit.register(_remove_session_tmp)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _remove_session_tmp()
+
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 

@@ -8,6 +8,18 @@ Quick use::
 
 __version__ = "0.1.0"
 
-from cfaug.api import augment  # noqa: E402
-
 __all__ = ["__version__", "augment"]
+
+
+def __getattr__(name: str):
+    # ``augment`` pulls in the runner, the methods and their libraries; importing it on first use keeps
+    # ``import cfaug`` (and so ``cfaug --help``) light.
+    if name == "augment":
+        from cfaug.api import augment
+
+        return augment
+    raise AttributeError(f"module 'cfaug' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"augment"})

@@ -18,9 +18,20 @@ def run_augment(data: Any, method: str | None = None, *, output: str | Path | No
     ``seed``, ``run_dir``, ``engine``, ``workers``, ``device``...); each is checked, and an unknown name or a
     value out of range raises :class:`~cfaug.config.ConfigError`.
 
-    A run that stopped early (LLM server unreachable, budget spent) returns what it has: check
-    ``summary.complete`` (``summary.stop_reason`` says why, ``summary.items_not_done`` how many items are
-    left; running it again with the same ``run_dir`` resumes). An output that cannot be written raises
+    The summary says how the run went, where the command would use its exit code:
+
+    - ``summary.complete`` is False for a run that stopped early (LLM server unreachable, budget spent):
+      it returns what it has, ``summary.stop_reason`` says why and ``summary.items_not_done`` how many
+      items are left; running it again with the same ``run_dir`` resumes;
+    - ``summary.items_failed`` counts the items that raised (an unreadable LLM answer, a request the
+      server refused...), ``summary.first_error`` holds the first one's error (each is in the run
+      directory's ``results.jsonl``), and ``summary.counterfactuals_written`` is 0 when nothing was written;
+      ``retry_failed=True`` runs the failed items again;
+    - ``summary.without_reasons`` counts why items got no counterfactual, as the method said.
+
+    A configuration error that would fail every item (a :class:`~cfaug.config.ConfigError`, e.g. an
+    attribution method the given classifier cannot be explained with) is raised, before any item when the
+    method can tell, else by the first item it affects. An output that cannot be written raises
     :class:`~cfaug.run.runner.OutputError`, before any work when the location is wrong."""
     if method is not None:
         options["method"] = method
@@ -41,6 +52,8 @@ def augment(data: Any, method: str | None = None, **options: Any) -> Any:
     a pandas DataFrame or a list of dicts. Keyword arguments are the run options of :func:`run_augment`
     (``task``, ``target``, ``text_col``, ``label_col``, ``run_dir``, ``params``, ``seed``, ``engine``...).
     Rows follow the output contract of :mod:`cfaug.data.contract`; ``meta`` is a JSON string column.
+    Failed items, and a run that stopped early, are reported with a :class:`RuntimeWarning` (the rows of
+    the other items are returned); :func:`run_augment` returns the whole summary.
 
     auto-CAD (the default method) trains its classifier on ``data`` itself together with a shipped sample
     of 20,000 labelled review texts (``params={"classifier_background": "none"}`` leaves it out), so a few
@@ -58,6 +71,15 @@ def augment(data: Any, method: str | None = None, **options: Any) -> Any:
 
     options.setdefault("progress", False)
     summary, rows = run_augment(data, method, **options)
+    if summary.items_failed or not summary.complete:
+        import warnings
+
+        said = [f"{summary.items_failed} of {summary.items} items failed (first: {summary.first_error})"
+                ] if summary.items_failed else []
+        if not summary.complete:
+            said.append(f"the run stopped early ({summary.stop_reason}); {summary.items_not_done} items not done")
+        warnings.warn(f"cfaug.augment: {'; '.join(said)}; run_augment returns the whole summary",
+                      RuntimeWarning, stacklevel=2)
     # column-wise, so that a run with nothing to write still has the contract's columns
     return datasets.Dataset.from_dict(
         {c: [json.dumps(r.get(c)) if c == "meta" else r.get(c) for r in rows] for c in summary.columns})

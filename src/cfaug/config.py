@@ -82,9 +82,11 @@ def describe_params(config_cls: type) -> list[ParamInfo]:
     declared without :func:`param` is documented by its ``#:`` comment in the source, when it has one."""
     if not dataclasses.is_dataclass(config_cls):
         return []
-    comments = _field_comments(config_cls)
+    fields = dataclasses.fields(config_cls)
+    # reading the source is slow (inspect parses the whole module): only for fields that need it
+    comments = _field_comments(config_cls) if any(not f.metadata.get("help") for f in fields) else {}
     out = []
-    for f in dataclasses.fields(config_cls):
+    for f in fields:
         if f.default is not _MISSING:
             default = f.default
         elif f.default_factory is not _MISSING:

@@ -70,7 +70,7 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
     output = d / "reviews.counterfactuals.jsonl"
     printed = json.loads(out)
     assert printed == {"output": str(output), "counterfactuals": printed["counterfactuals"], "rejected": 0,
-                       "run_dir": str(output) + ".run"}
+                       "failed": 0, "run_dir": str(output) + ".run"}
     rows = read_jsonl(output)
     assert len(rows) == printed["counterfactuals"] >= 20
     src = {r["id"]: r for r in fixture_rows(sentiment_tsv)}
@@ -381,3 +381,17 @@ def test_the_exit_codes_are_in_the_help(capsys):
         main(["augment", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "Exit codes: 0 success" in text and "2 " in text and "3 stopped early" in text and "130 interrupted" in text
+    assert "4 finished but some items failed" in text and "5 finished, items failed and no counterfactual" in text
+
+
+@pytest.mark.parametrize("complete, failed, written, code", [
+    (True, 0, 10, 0), (True, 0, 0, 0),     # nothing failed: success, even when no item had anything to rewrite
+    (True, 3, 7, 4), (True, 3, 0, 5),      # failed items, with and without output
+    (False, 3, 0, 3), (False, 0, 5, 3),    # stopped early wins: a rerun resumes
+])
+def test_exit_code_of_a_finished_run(complete, failed, written, code):
+    from cfaug.cli.augment import exit_code
+    from cfaug.run.runner import RunSummary
+
+    assert exit_code(RunSummary(items=10, complete=complete, items_failed=failed,
+                                counterfactuals_written=written)) == code

@@ -1,10 +1,15 @@
-"""``cfaug demo``: the packaged sample exists and edits are shown in their context."""
+"""``cfaug demo``: the packaged sample exists, edits are shown in their context, the examples are spread
+over the method's confidence, the report is written and the next steps name only existing commands."""
 
 from __future__ import annotations
 
 import csv
+import sys
+import types
+from pathlib import Path
 
-from cfaug.cli.demo import marked_excerpts, sample_path
+from cfaug.cli.demo import (describe_example, marked_excerpts, next_steps, pick_examples, plural,
+                            registered_commands, sample_path)
 
 
 def test_packaged_sample_is_balanced_and_has_ids():
@@ -46,6 +51,24 @@ def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["counterfactuals"] > 0
+    # the report lies in the demo folder, and the output says where and what to try next
+    report = tmp_path / "demo" / "report.html"
+    assert summary["report"] == str(report) and report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out = proc.stdout
+    assert f"report: {report}" in out
+    steps = out[out.index("\nnext:\n"):]
+    assert f"cfaug evaluate {tmp_path / 'demo' / 'counterfactuals.jsonl'}" in steps
+    assert f"cfaug report {tmp_path / 'demo' / 'run'}" in steps
+    assert ("cfaug review serve" in steps) == (("review", "serve") in registered_commands())
+    # examples: the most confident first, each with its confidence; no "1 edits"
+    heads = [ln for ln in out.splitlines() if ln.startswith("  P(") and "by the method's own judge" in ln]
+    assert len(heads) == 3 and heads[0].endswith("the most confident of 60"), heads
+    probs = [float(h.split()[1]) for h in heads]
+    assert probs == sorted(probs, reverse=True) and probs[0] > 0.9
+    assert " 1 edits" not in out
+    # the summary names the threshold behind the own judge's flip rate
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("flip rate, own judge")]
+    assert "with P(target) >= 0.90" in line and "above 0.5" in line, line
     assert (tmp_path / "home" / ".cache" / "cfaug" / "models").is_dir()  # trained into the empty store
     assert "Loading weights" not in proc.stderr  # transformers' own bar stays silent when cfaug loads a model
 
@@ -67,6 +90,83 @@ def test_the_default_output_folder_is_git_ignored():
     root = Path(__file__).resolve().parents[2]
     if shutil.which("git") is None or not (root / ".git").exists():
         pytest.skip("not a git checkout")
-    for path in (f"{out}/counterfactuals.jsonl", f"{out}/run/config.json"):
+    for path in (f"{out}/counterfactuals.jsonl", f"{out}/run/config.json", f"{out}/report.html"):
         res = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=root)
         assert res.returncode == 0, f"{path} (what 'cfaug demo' writes) is not git-ignored"
+
+
+# --- the printed examples and next steps ----------------------------------------------------------------------
+
+
+def row(i: int, prob: float | None, n_edits: int = 2) -> dict:
+    meta = {"variant": "rep-ct", "edit_rate": 0.05,
+            "edits": [{"start": 0, "end": 1, "old": "a", "new": "b"}] * n_edits}
+    if prob is not None:
+        meta["own_judge"] = {"name": "tfidf-logreg", "target_prob": prob, "flipped": prob >= 0.9, "threshold": 0.9}
+        meta["confidence"] = prob
+    return {"source_id": f"r{i}", "original_Sentiment": "Positive", "Sentiment": "Negative", "meta": meta}
+
+
+def test_plural():
+    assert [plural(n, "edit") for n in (0, 1, 2)] == ["0 edits", "1 edit", "2 edits"]
+
+
+def test_examples_start_with_the_most_confident_and_spread_down():
+    rows = [row(i, p) for i, p in enumerate([0.5, 0.99, 0.1, 0.7, 0.95, 0.3, 0.8])]
+    picked = pick_examples(rows, 3)
+    assert [(rank, r["source_id"]) for rank, r in picked] == [(1, "r1"), (4, "r3"), (7, "r2")]
+    assert [r["source_id"] for _, r in pick_examples(rows, 1)] == ["r1"]
+    assert len(pick_examples(rows, 50)) == 7 and pick_examples(rows, 0) == []
+    # a row without a confidence comes last; ties keep input order
+    tied = [row(0, None), row(1, 0.6), row(2, 0.6)]
+    assert [r["source_id"] for _, r in pick_examples(tied, 3)] == ["r1", "r2", "r0"]
+
+
+def test_each_example_says_its_confidence_and_counts_edits_in_words():
+    text = describe_example(row(3, 0.9981, n_edits=1), 1, 60)
+    assert text.startswith("[r3] Positive -> Negative (rep-ct, 1 edit, edit rate 5.0%)")
+    assert "P(Negative) 0.998 by the method's own judge, the most confident of 60" in text
+    assert "the least confident of 60" in describe_example(row(4, 0.07), 60, 60)
+    assert "confidence rank 31 of 60" in describe_example(row(5, 0.88), 31, 60)
+    assert "2 edits" in describe_example(row(6, 0.5), 2, 60)
+    assert "no confidence recorded" in describe_example(row(7, None), 3, 3)
+
+
+def test_next_steps_name_only_registered_commands():
+    out, run_dir, report = Path("d/counterfactuals.jsonl"), Path("d/run"), Path("d/report.html")
+    have = {("report",), ("evaluate",)}
+    text = "\n".join(next_steps(out, run_dir, report, have))
+    assert "cfaug evaluate d/counterfactuals.jsonl --run-dir d/run" in text
+    assert "cfaug report d/run -o d/report.html" in text and "review" not in text
+    with_review = have | {("review",), ("review", "serve")}
+    assert "cfaug review serve d/run" in "\n".join(next_steps(out, run_dir, report, with_review))
+    assert "review" not in "\n".join(next_steps(out, run_dir, report, have | {("review",)}))  # no 'serve' there
+    assert next_steps(out, Path("my runs/run"), report, have)[3].startswith("  cfaug report 'my runs/run'")
+
+
+def test_registered_commands_follow_the_command_modules(monkeypatch):
+    import cfaug.cli
+
+    real = registered_commands()
+    assert {("report",), ("evaluate",), ("demo",)} <= real
+    assert (("review", "serve") in real) == any(m.endswith(".review") for m in cfaug.cli.COMMAND_MODULES)
+
+    fake = types.ModuleType("cfaug_test_fake_review")
+
+    def register(sub):
+        p = sub.add_parser("review")
+        p.add_subparsers().add_parser("serve")
+
+    fake.register = register
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setattr(cfaug.cli, "COMMAND_MODULES", (*cfaug.cli.COMMAND_MODULES, fake.__name__))
+    assert ("review", "serve") in registered_commands()
+    steps = "\n".join(next_steps(Path("o.jsonl"), Path("run"), Path("report.html")))
+    assert "cfaug review serve run" in steps
+
+
+def test_html_line_breaks_read_as_spaces_in_the_terminal():
+    text = "It was good.<br /><br />Really <BR>good."
+    i = text.index("Really")
+    assert marked_excerpts(text, [{"start": i, "end": i + 6, "old": "Really", "new": "Truly"}], context=40) == (
+        "It was good. [Really -> Truly] good. ...")

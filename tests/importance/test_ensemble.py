@@ -66,3 +66,39 @@ def test_overlap_is_table_1():
     o = overlap(tops, "lime")
     assert o.texts == 3 and o.all_models == pytest.approx(100 / 3) and o.two_or_more == pytest.approx(200 / 3)
     assert math.isnan(overlap([], "lime").all_models)
+
+
+def test_the_papers_rule_needs_more_than_v_plus_one_over_two_votes():
+    from cfaug.importance.ensemble import votes_needed
+
+    # tau = (V + 1) / 2; at-least: a majority; more-than (the paper's text): one vote more for an odd V
+    assert [votes_needed(v) for v in (1, 3, 5, 6, 9)] == [1, 2, 3, 4, 5]
+    assert [votes_needed(v, rule="more-than") for v in (3, 5, 6, 9)] == [3, 4, 4, 6]
+    assert votes_needed(5, tau=2) == 2 and votes_needed(5, tau=2, rule="more-than") == 3
+    five = {f"m{i}/lime": words for i, words in enumerate(
+        [["great", "plot"], ["great", "plot"], ["great", "plot"], ["great"], ["nolan"]])}
+    # great: 4 of 5 votes, plot: 3 of 5 (= tau), nolan: 1
+    assert vote(five).principal == ["great", "plot"]
+    v = vote(five, rule="more-than")
+    assert v.principal == ["great"] and v.spurious == ["plot", "nolan"]
+    with pytest.raises(ValueError, match="tau rule"):
+        vote(five, rule="majority")
+
+
+def test_the_ensemble_applies_and_records_its_tau_rule():
+    from cfaug.config import ConfigError
+
+    table = {"m1": {"great": 2, "plot": 1}, "m2": {"great": 2, "plot": 1}, "m3": {"great": 1, "nolan": 2}}
+    models = {n: M(n) for n in table}
+    # three voters: plot has 2 votes = (3 + 1) / 2, principal by a majority but not "more than" tau
+    (v,) = Ensemble(models, [Fixed("x", table)], k=2).explain(["great nolan plot"], ["positive"])
+    assert v.principal == ["great", "plot"]
+    ens = Ensemble(models, [Fixed("x", table)], k=2, tau_rule="more-than")
+    (v,) = ens.explain(["great nolan plot"], ["positive"])
+    assert v.principal == ["great"] and v.spurious == ["plot", "nolan"]
+    d = ens.describe()
+    assert (d["tau"], d["tau_rule"], d["threshold"], d["voters"]) == (3, "more-than", 2.0, 3)
+    with pytest.raises(ConfigError, match="none could be principal"):
+        Ensemble({"m1": M("m1")}, [Fixed("x", table)], tau_rule="more-than")
+    with pytest.raises(ValueError, match="tau rule"):
+        Ensemble(models, [Fixed("x", table)], tau_rule="over")

@@ -6,6 +6,11 @@ connections, slow answers (timeouts) and answers echoing the request's headers, 
 (``echo``: a 200 with a plain-text body; ``echo-400``: a 400 whose JSON error message holds them). Every
 request is logged, so a test can assert exactly what was asked and how often.
 
+A reply is a string (the answer's content, ``finish_reason`` ``"stop"``) or a :class:`Shaped` answer, which
+also sets ``finish_reason`` and a reasoning model's thinking in the field where servers put it (vLLM and
+llama.cpp: ``reasoning_content``; Ollama: ``reasoning``), or no content at all; :func:`cut_at_max_tokens`
+makes a reply behave like a model that stops at the request's ``max_tokens`` (one word per token).
+
 Use it in a test::
 
     from server import FakeLLM            # tests/llm/conftest.py also offers the ``llm_server`` fixture
@@ -42,7 +47,50 @@ from aiohttp import web
 #: Faults a rule (or :meth:`FakeLLM.fail_next`) can inject, in the order listed.
 FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty", "echo", "echo-400")
 
-Reply = str | Callable[[dict[str, Any], str], str]
+
+
+@dataclass
+class Shaped:
+    """A scripted answer with more than its text: ``content`` (None: the message has ``"content": null``, as
+    vLLM's reasoning parser sends when the model never finished thinking), ``finish_reason``, ``reasoning``
+    sent beside the content in ``reasoning_field`` (None: no such field), and the ``completion_tokens``
+    reported in usage (None: the words of content and reasoning)."""
+
+    content: str | None
+    finish_reason: str = "stop"
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning_content"
+    completion_tokens: int | None = None
+
+
+Reply = str | Shaped | Callable[[dict[str, Any], str], "str | Shaped"]
+
+
+def cut_at_max_tokens(reply: Reply) -> Callable[[dict[str, Any], str], Shaped]:
+    """A reply that behaves like a model meeting the request's ``max_tokens`` (one whitespace-separated
+    word per token): reasoning first, then content, both cut where the budget runs out, and
+    ``finish_reason`` ``"length"`` when anything was cut. A string reply counts as content; inline
+    ``<think>`` blocks in it are cut like any other words."""
+
+    def answer(body: dict[str, Any], prompt: str) -> Shaped:
+        shaped = reply(body, prompt) if callable(reply) else reply
+        if isinstance(shaped, str):
+            shaped = Shaped(shaped)
+        budget = body.get("max_tokens") or body.get("max_completion_tokens")
+        if budget is None:
+            return shaped
+        reasoning_words = (shaped.reasoning or "").split()
+        content_words = (shaped.content or "").split()
+        if len(reasoning_words) + len(content_words) <= budget:
+            return shaped
+        kept_reasoning = reasoning_words[:budget]
+        kept_content = content_words[:max(0, budget - len(kept_reasoning))]
+        content = " ".join(kept_content) if kept_content else (None if shaped.reasoning is not None else "")
+        return Shaped(content, "length",
+                      " ".join(kept_reasoning) if shaped.reasoning is not None else None, shaped.reasoning_field,
+                      completion_tokens=budget)
+
+    return answer
 
 
 @dataclass
@@ -243,8 +291,8 @@ class FakeLLM:
             if fault:
                 return await self._fault(request, fault)
             reply = self.default_reply if rule is None else rule.reply
-            text = reply(body, prompt) if callable(reply) else reply
-            return web.Response(body=json.dumps(self._payload(body, prompt, text)).encode(),
+            answer = reply(body, prompt) if callable(reply) else reply
+            return web.Response(body=json.dumps(self._payload(body, prompt, answer)).encode(),
                                 content_type="application/json")
         finally:
             with self._lock:
@@ -281,15 +329,21 @@ class FakeLLM:
         return web.Response(status=204)
 
     @staticmethod
-    def _payload(body: dict[str, Any], prompt: str, text: str) -> dict[str, Any]:
-        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
+    def _payload(body: dict[str, Any], prompt: str, answer: str | Shaped) -> dict[str, Any]:
+        shaped = answer if isinstance(answer, Shaped) else Shaped(answer)
+        text = shaped.content
+        words = len((text or "").split()) + len((shaped.reasoning or "").split())
+        usage = {"prompt_tokens": len(prompt.split()),
+                 "completion_tokens": words if shaped.completion_tokens is None else shaped.completion_tokens}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if "messages" in body:
-            choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
-                                      "finish_reason": "stop"}
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if shaped.reasoning is not None:
+                message[shaped.reasoning_field] = shaped.reasoning
+            choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": shaped.finish_reason}
             obj = "chat.completion"
         else:
-            choice = {"index": 0, "text": text, "finish_reason": "stop"}
+            choice = {"index": 0, "text": text or "", "finish_reason": shaped.finish_reason}
             obj = "text_completion"
         return {"id": "cmpl-test", "object": obj, "created": 0, "model": body.get("model", ""),
                 "choices": [choice], "usage": usage}

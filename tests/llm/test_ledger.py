@@ -182,3 +182,20 @@ def test_read_usage_gives_the_figures_of_a_finished_run(tmp_path):
     assert figures["llm_cost_usd"] == pytest.approx(2 * (1000 * 1.0 + 500 * 2.0) / 1e6)
     assert figures["llm_unparsed_items"] == 2 and figures["llm_unparsed_answers"] == 2
     assert "llm_session_requests" not in figures
+
+
+def test_unparsed_items_are_counted_by_reason_over_sessions(tmp_path):
+    path = tmp_path / "llm_usage.json"
+    ledger = UsageLedger("m", path=path)
+    ledger.record_unparsed("a", "cut off at max_tokens")
+    ledger.record_unparsed("b", "cut off at max_tokens")
+    ledger.record_unparsed("b", "reasoning block never closed")  # an item's last unreadable question counts
+    ledger.record_unparsed(None, "empty answer")
+    ledger.save()
+    again = UsageLedger("m", path=path)
+    assert again.report()["llm_unparsed_reasons"] == {
+        "cut off at max_tokens": 1, "empty answer": 1, "reasoning block never closed": 1}
+    again.item_started("a")  # --retry-failed runs it again
+    report = again.report()
+    assert report["llm_unparsed_items"] == 2
+    assert report["llm_unparsed_reasons"] == {"empty answer": 1, "reasoning block never closed": 1}

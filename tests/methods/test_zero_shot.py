@@ -124,24 +124,39 @@ def test_nli_premise_revision_towards_each_other_relation(tmp_path):
     assert all("Revise the premise" in p and "Current relation: entailment" in p for p in prompts)
 
 
-def test_unchanged_answers_are_filtered_and_unparsed_ones_recorded(tmp_path):
+def test_unchanged_answers_are_never_written_and_unparsed_ones_recorded(tmp_path, capsys):
     inp = write_reviews(tmp_path / "reviews.tsv")
     with FakeLLM(default_reply=flip_reply) as srv:
         srv.add("Boring from start", "I am sorry, I cannot help with that.")
-        srv.add("I love this", "<revised>I love this fine, warm story.</revised>")
-        assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 0
+        srv.add("I love this", "<revised>  i love this fine,  warm story. </revised>")  # the original again
+        assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 4  # finished, one item failed
         assert srv.count("Boring from start") == 3  # first answer + 2 retries with a reminder
     rows = {r["source_id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
-    meta = rows["3"]["meta"]
-    assert meta["passed"] is False and meta["filters"] == {"changed": False}
-    assert meta["filter_notes"]["changed"] == "the model returned the original text"
-    assert "4" not in rows
+    assert sorted(rows) == ["1", "2"]  # not the unchanged answer, even with --keep-failed; not the failed item
     assert rows["1"]["meta"]["filters"] == {"changed": True} and rows["1"]["meta"]["passed"] is True
     lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
+    assert lines["3"]["status"] == "no_counterfactual" and lines["3"]["counterfactuals"] == []
+    assert lines["3"]["reason"] == "the model returned the original text"
     assert lines["4"]["status"] == "error" and lines["4"]["error"].startswith("UnparsedAnswer")
     assert lines["4"]["details"]["answers"] == ["I am sorry, I cannot help with that."] * 3
     summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
     assert summary["items_failed"] == 1 and summary["extra"]["llm_unparsed_items"] == 1
+    assert summary["without_reasons"] == {"the model returned the original text": 1}
+    assert summary["first_error"].startswith("UnparsedAnswer: no readable answer")
+    err = capsys.readouterr().err
+    assert re.search(r"items failed +1 +\(first: UnparsedAnswer: no readable answer .*; errors in results.jsonl\)", err)
+
+
+def test_a_run_whose_every_answer_is_unreadable_exits_5(tmp_path, capsys):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    with FakeLLM(default_reply="I would rather not.") as srv:
+        assert augment(inp, tmp_path / "out.jsonl", srv) == 5  # items failed and nothing written
+    assert read_jsonl(tmp_path / "out.jsonl") == []
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["failed"] == 4
+    assert re.search(r"items failed +4 +\(first: UnparsedAnswer: ", captured.err)
+    assert re.search(r"status +complete, with FAILED ITEMS: 4 of 4 failed and no counterfactual was written",
+                     captured.err)
 
 
 def test_budget_stops_cleanly_and_a_rerun_resumes(tmp_path):

@@ -89,7 +89,7 @@ def test_an_item_the_server_always_fails_is_marked_failed_and_the_run_goes_on(tm
     out = tmp_path / "out.jsonl"
     with fake_llm.FakeLLM(default_reply=flip_reply) as srv:
         poisoned = srv.add("Boring from start", flip_reply, faults=["500"] * 1000)
-        assert augment(inp, out, srv.base_url, "--concurrency", concurrency) == 0
+        assert augment(inp, out, srv.base_url, "--concurrency", concurrency) == 4  # finished, one item failed
         assert srv.count("Boring from start") == 2  # the first attempt and one retry
         lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
         assert lines["4"]["status"] == "error" and "HTTP 500" in lines["4"]["error"]
@@ -97,7 +97,7 @@ def test_an_item_the_server_always_fails_is_marked_failed_and_the_run_goes_on(tm
         summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
         assert summary["items_failed"] == 1 and summary["complete"] is True and len(read_jsonl(out)) == 4
         asked = srv.count()
-        assert augment(inp, out, srv.base_url) == 0  # a plain rerun does not ask it again
+        assert augment(inp, out, srv.base_url) == 4  # a plain rerun does not ask it again: still failed
         assert srv.count() == asked
         poisoned.faults.clear()  # the server is fixed: --retry-failed runs that item again
         assert augment(inp, out, srv.base_url, "--retry-failed") == 0
@@ -113,7 +113,7 @@ def test_the_last_item_left_is_failed_when_the_server_answers_a_probe(tmp_path, 
     with fake_llm.FakeLLM(default_reply=flip_reply) as srv:
         srv.add("Boring from start", flip_reply, faults=["500"] * 1000)
         srv.add("Reply with the word OK", lambda body, prompt: "OK")
-        assert augment(inp, out, srv.base_url) == 0
+        assert augment(inp, out, srv.base_url) == 5  # its only item failed: nothing written
         assert srv.count("Reply with the word OK") == 1
     line = read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")[0]
     assert line["status"] == "error" and "test request" in json.dumps(line)

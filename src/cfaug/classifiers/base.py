@@ -177,7 +177,9 @@ def split_dev(inputs: Sequence[JudgeInput], labels: Sequence[str], dev_inputs: S
 
 class TorchTextClassifier(TextClassifier):
     """A PyTorch classifier that exposes what gradient-based attribution (e.g. Captum's
-    ``LayerIntegratedGradients`` over :attr:`embedding`) needs."""
+    ``LayerIntegratedGradients`` over :attr:`embedding`) needs. A subclass may add ``baseline_ids(ids)``,
+    its own Integrated Gradients baseline (the transformer keeps its special tokens and pads the rest);
+    without it the baseline is the unknown word at every position that is not padding."""
 
     pad_id: int = 0
     #: ``forward(ids: LongTensor[B, T]) -> logits[B, n_labels]``; PAD positions are ignored

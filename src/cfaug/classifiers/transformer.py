@@ -6,8 +6,10 @@ different number of labels gets a fresh head. :meth:`TransformerClassifier.save`
 model and tokenizer with ``save_pretrained``; a loaded classifier reads them from its own folder.
 
 As a :class:`~cfaug.classifiers.base.TorchTextClassifier` it reads single texts: ``ids_and_words`` gives
-the word-piece ids and, for each, the lower-cased word it belongs to ("" for special tokens), and
-``embedding`` is the model's input (word-piece) embedding layer.
+the word-piece ids and, for each, the word of :func:`cfaug.judges.similarity.tokenize` it falls in ("" for
+special tokens), ``embedding`` is the model's input (word-piece) embedding layer, and ``baseline_ids`` the
+Integrated Gradients baseline (special tokens kept, padding elsewhere). A Hugging Face classifier given by
+path (:class:`cfaug.judges.classifier.HFClassifierJudge`) shares these helpers.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from cfaug.classifiers.base import CLASSIFIERS, TorchTextClassifier, accuracy, need_file, split_dev
-from cfaug.judges.classifier import JudgeInput
+from cfaug.judges.classifier import JudgeInput, baseline_ids, logits_module, pad_id_of, piece_words
 from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
 
 
@@ -59,13 +61,12 @@ class TransformerClassifier(TorchTextClassifier):
         if self.model is None:
             return None
         if self._net is None or self._net.model is not self.model:
-            self._net = _logits_module(self.model, self.pad_id)
+            self._net = logits_module(self.model, self.pad_id)
         return self._net
 
     @property
     def pad_id(self) -> int:  # type: ignore[override]
-        pad = getattr(self.tokenizer, "pad_token_id", None)
-        return int(pad) if pad is not None else 0
+        return pad_id_of(self.tokenizer)
 
     @property
     def embedding(self) -> Any:
@@ -76,23 +77,11 @@ class TransformerClassifier(TorchTextClassifier):
     def ids_and_words(self, text: str) -> tuple[list[int], list[str]]:
         if self.tokenizer is None:
             raise RuntimeError(f"{self.name}: the tokenizer exists only after fit or load")
-        enc = self.tokenizer(text, truncation=True, max_length=self.config.max_length)
-        ids = [int(i) for i in enc["input_ids"]]
-        try:
-            word_ids = enc.word_ids()
-        except (ValueError, AttributeError):  # a tokenizer without alignments: its own tokens stand in
-            special = set(self.tokenizer.all_special_ids)
-            toks = self.tokenizer.convert_ids_to_tokens(ids)
-            return ids, ["" if i in special else t.lower().lstrip("#").lstrip("\u0120\u2581")
-                         for i, t in zip(ids, toks)]
-        words = []
-        for w in word_ids:
-            if w is None:
-                words.append("")
-            else:
-                span = enc.word_to_chars(w)
-                words.append(text[span.start: span.end].lower())
-        return ids, words
+        return piece_words(self.tokenizer, text, self.config.max_length)
+
+    def baseline_ids(self, ids: Any) -> Any:
+        """The Integrated Gradients baseline of ``ids``: special tokens kept, padding elsewhere."""
+        return baseline_ids(self.tokenizer, ids)
 
     # -- training and prediction ------------------------------------------------------------------------------
     def _tensors(self, inputs: Sequence[JudgeInput]) -> Any:
@@ -193,17 +182,3 @@ class TransformerClassifier(TorchTextClassifier):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "weights_sha256": weights_hash(self.path)}
-
-
-def _logits_module(model: Any, pad_id: int) -> Any:
-    from torch import nn
-
-    class Logits(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, ids: Any) -> Any:
-            return self.model(input_ids=ids, attention_mask=(ids != pad_id).long()).logits
-
-    return Logits()

@@ -11,14 +11,31 @@ from typing import Any
 from cfaug.cli.options import load_config_file, parse_params
 from cfaug.cli.run_options import add_run_arguments, run_options_from
 
-#: the exit code of a run that stopped early (server unreachable, budget spent) after writing a partial output
+#: a run that stopped early (server unreachable, budget spent) after writing a partial output
 EXIT_STOPPED = 3
+#: a run that finished, but some items failed: the output holds the counterfactuals of the others
+EXIT_ITEMS_FAILED = 4
+#: a run that finished with failed items and wrote no counterfactual at all
+EXIT_NOTHING_WRITTEN = 5
 
-EPILOG = ("Exit codes: 0 success (every item done; failed items are counted in the summary), 2 a problem "
-          "with the input, the options or the output location (message, no traceback; when only the final "
-          "write failed, the results stay in the run directory and rerunning writes them), 3 stopped early "
-          "(LLM server unreachable, budget spent): a partial output was written and the summary says "
-          "'status INCOMPLETE'; rerun the same command to resume, 130 interrupted (rerun to resume).")
+EPILOG = ("Exit codes: 0 success (every item done, none failed; items the method had nothing to rewrite in "
+          "are counted in the summary), 2 a problem with the input, the options, the method's configuration "
+          "or the output location, found before any item is run or raised by the first item it affects "
+          "(message, no traceback; when only the final write failed, the results stay in the run directory "
+          "and rerunning writes them), 3 stopped early (LLM server unreachable, budget spent): a partial "
+          "output was written and the summary says 'status INCOMPLETE'; rerun the same command to resume, "
+          "4 finished but some items failed (the summary names how many and the first error; the output "
+          "holds the others' counterfactuals; --retry-failed runs the failed ones again), 5 finished, items "
+          "failed and no counterfactual was written, 130 interrupted (rerun to resume).")
+
+
+def exit_code(summary: Any) -> int:
+    """The exit code of a finished run (see :data:`EPILOG`): stopped early wins over failed items."""
+    if not summary.complete:
+        return EXIT_STOPPED
+    if summary.items_failed:
+        return EXIT_NOTHING_WRITTEN if not summary.counterfactuals_written else EXIT_ITEMS_FAILED
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,5 +96,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     print("\n".join(summary.lines()), file=sys.stderr)
     print(json.dumps({"output": summary.output, "counterfactuals": summary.counterfactuals_written,
-                      "rejected": summary.rows_rejected, "run_dir": summary.run_dir}))
-    return 0 if summary.complete else EXIT_STOPPED
+                      "rejected": summary.rows_rejected, "failed": summary.items_failed,
+                      "run_dir": summary.run_dir}))
+    return exit_code(summary)

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run auto-cad on a packaged sample (offline)",
                        description="Make counterfactuals for 60 packaged IMDB reviews with the offline default "
-                                   "method and print a few of them. Nothing is downloaded.")
-    p.add_argument("--out", default="cfaug-demo", help="folder for the output and run directory (default: cfaug-demo)")
-    p.add_argument("--examples", type=int, default=3, help="how many examples to print")
+                                   "method, print a few of them (the most confident first, then spread over the "
+                                   "method's own confidence), write the HTML report and say what to try next. "
+                                   "Nothing is downloaded.")
+    p.add_argument("--out", default="cfaug-demo", help="folder for the output, run directory and report "
+                                                       "(default: cfaug-demo)")
+    p.add_argument("--examples", type=int, default=3, help="how many examples to print (default 3)")
     p.set_defaults(func=run)
 
 
@@ -34,11 +41,99 @@ def marked_excerpts(text: str, edits: list[dict], context: int = 60) -> str:
         last = e["end"]
     tail = text[last:last + context]
     lead = "" if ordered and ordered[0]["start"] <= context else "... "
-    return lead + "".join(parts) + tail + " ..."
+    return _BREAKS.sub(" ", lead + "".join(parts) + tail + " ...")
+
+
+#: HTML line breaks (``<br />`` in IMDB reviews) and the spaces around them: one space in a terminal
+_BREAKS = re.compile(r"\s*(?:<br\s*/?>\s*)+", re.IGNORECASE)
+
+
+def confidence(row: dict[str, Any]) -> float | None:
+    """The method's own judge's probability of the target for ``row`` (None when it has none)."""
+    meta = row.get("meta") or {}
+    own = meta.get("own_judge")
+    value = own.get("target_prob") if isinstance(own, dict) else None
+    if value is None:
+        value = meta.get("confidence")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def pick_examples(rows: Sequence[dict[str, Any]], n: int) -> list[tuple[int, dict[str, Any]]]:
+    """``n`` rows spread over their confidence: the most confident first, then evenly spaced ranks down to
+    the least confident. Each comes with its rank (1 = most confident); rows without a confidence rank last."""
+    if n <= 0 or not rows:
+        return []
+    order = sorted(range(len(rows)), key=lambda i: (confidence(rows[i]) is None, -(confidence(rows[i]) or 0.0), i))
+    if n >= len(rows):
+        ranks = list(range(len(rows)))
+    elif n == 1:
+        ranks = [0]
+    else:
+        ranks = sorted({round(k * (len(rows) - 1) / (n - 1)) for k in range(n)})
+    return [(r + 1, rows[order[r]]) for r in ranks]
+
+
+def plural(n: int, word: str) -> str:
+    """``1 edit``, ``2 edits``, ``0 edits``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def describe_example(row: dict[str, Any], rank: int, total: int) -> str:
+    """The heading line of one printed example: labels, variant, edits, and the own judge's confidence."""
+    meta = row.get("meta") or {}
+    edits = meta.get("edits") or []
+    conf = confidence(row)
+    where = ("the most confident" if rank == 1 else "the least confident" if rank == total
+             else f"confidence rank {rank}")
+    said = (f"P({row.get('Sentiment')}) {conf:.3f} by the method's own judge, {where} of {total}"
+            if conf is not None else "no confidence recorded")
+    parts = [meta.get("variant"), plural(len(edits), "edit")]
+    if isinstance(meta.get("edit_rate"), (int, float)):
+        parts.append(f"edit rate {meta['edit_rate']:.1%}")
+    return (f"[{row.get('source_id')}] {row.get('original_Sentiment')} -> {row.get('Sentiment')} "
+            f"({', '.join(str(p) for p in parts if p)})\n  {said}")
+
+
+def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[str, ...]] | None = None) -> list[str]:
+    """What to try after the demo, as lines; only commands that ``cfaug`` has (``commands``: the command
+    paths it registers, e.g. ``("review", "serve")``; default: read from the parser)."""
+    have = registered_commands() if commands is None else commands
+    q = shlex.quote
+    steps = [(("evaluate",), f"cfaug evaluate {q(str(output))} --run-dir {q(str(run_dir))}",
+              "content similarity, edit rate, fluency, diversity; add --judge-train LABELLED_DATA for a flip rate by an "
+              "independent judge (--run-dir keeps the metrics where the report finds them)"),
+             (("report",), f"cfaug report {q(str(run_dir))} -o {q(str(report))}",
+              "the report again, now with those metrics (without -o it goes to RUN_DIR/report.html)"),
+             (("review", "serve"), f"cfaug review serve {q(str(run_dir))}",
+              "go through the counterfactuals one by one in a browser")]
+    out = ["next:"]
+    for path, cmd, what in steps:
+        if path in have:
+            out += [f"  {cmd}", f"      {what}"]
+    return out
+
+
+def registered_commands() -> set[tuple[str, ...]]:
+    """Every command path ``cfaug`` registers: ``("report",)``, and for a command with its own subcommands
+    also ``("review", "serve")``."""
+    from cfaug.cli import build_parser
+
+    found: set[tuple[str, ...]] = set()
+
+    def walk(parser: argparse.ArgumentParser, prefix: tuple[str, ...]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    found.add(prefix + (name,))
+                    walk(child, prefix + (name,))
+
+    walk(build_parser(), ())
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
     from cfaug.api import run_augment
+    from cfaug.evaluate.report.html_report import write_report
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -47,11 +142,19 @@ def run(args: argparse.Namespace) -> int:
     summary, rows = run_augment(sample_path(), "auto-cad", text_col="Text", label_col="Sentiment", id_col="id",
                                 run_dir=out / "run", output=output, seed=0)
     print("\n".join(summary.lines()), file=sys.stderr)
-    for row in rows[: args.examples]:
-        meta = row["meta"]
-        print(f"\n[{row['source_id']}] {row['original_Sentiment']} -> {row['Sentiment']} ({meta['variant']}, "
-              f"{len(meta['edits'])} edits, edit rate {meta['edit_rate']:.1%})")
-        print("  " + marked_excerpts(row["original_Text"], meta["edits"]))
+    chosen = pick_examples(rows, args.examples)
+    judge = summary.own_judge or "its classifier"
+    if len(chosen) == 1:
+        print(f"\nthe example of {len(rows)} that the method's own judge ({judge}) is most confident of:")
+    elif chosen:
+        print(f"\n{len(chosen)} examples of {len(rows)}, the most confident first, then spread over the "
+              f"confidence of the method's own judge ({judge}):")
+    for rank, row in chosen:
+        print("\n" + describe_example(row, rank, len(rows)))
+        print("  " + marked_excerpts(row["original_Text"], row["meta"]["edits"]))
+    report = write_report(summary.run_dir, out / "report.html")
+    print(f"\nreport: {report}  (open it in a browser: metrics, then the examples with their edits highlighted)")
+    print("\n".join(next_steps(output, Path(summary.run_dir), report)))
     print(json.dumps({"output": str(output), "counterfactuals": summary.counterfactuals_written,
-                      "run_dir": summary.run_dir}))
+                      "run_dir": summary.run_dir, "report": str(report)}))
     return 0

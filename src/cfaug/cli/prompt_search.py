@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+FIRST_CANDIDATES = ("all", "failures")  #: as cfaug.methods.lass.prompt_search.FIRST_CANDIDATES (imported late)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -33,6 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "accepted LLM answer at temperature 0.7)")
     p.add_argument("--start", type=int, default=5, help="demonstrations to start from, drawn from the shipped "
                                                         "CAD-IMDB pairs (default 5)")
+    p.add_argument("--preset", choices=("default", "paper"), default="default",
+                   help="paper: the first example drawn from every evaluation review, as Algorithm 1's C = I "
+                        "(--first-candidates all); default: from the reviews the starting prompt fails on")
+    p.add_argument("--first-candidates", choices=FIRST_CANDIDATES, default=None,
+                   help="where the first example is drawn: all evaluation reviews (the paper's C = I) or the "
+                        "failures under the starting prompt; overrides --preset (later examples are always drawn "
+                        "from the current prompt's failures)")
     p.add_argument("--delta", type=float, default=0.8)
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--max-steps", type=int, default=10)
@@ -42,6 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     add_llm_arguments(p)
     p.set_defaults(func=run)
+
+
+#: what each preset of the search sets (an explicit flag wins)
+PRESETS = {"default": {"first_candidates": "failures"}, "paper": {"first_candidates": "all"}}
+
+
+def first_candidates(args: argparse.Namespace) -> str:
+    """``--first-candidates`` if given, else the preset's value."""
+    return args.first_candidates or PRESETS[args.preset]["first_candidates"]
 
 
 def _annotations(path: str | None) -> dict[str, str]:
@@ -141,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
         by_id = {o["source_id"]: o["text"] for o in outs}
         return [by_id.get(r.id, "") for r in items]
 
-    settings = SearchSettings(delta=args.delta, epsilon=args.epsilon, max_steps=args.max_steps, seed=args.seed)
+    settings = SearchSettings(delta=args.delta, epsilon=args.epsilon, max_steps=args.max_steps, seed=args.seed,
+                              first_candidates=first_candidates(args))
     try:
         result = search_prompt(records, targets, _start_pairs(args.start, args.seed), _annotations(args.annotations),
                                generate, scorer, settings, Path(args.annotations) if args.annotations else None,

@@ -421,10 +421,7 @@ def _iter_table(rows: Sequence[dict[str, Any]], columns: list[str]) -> tuple[lis
 def open_rows(source: Any, fmt: str | None) -> tuple[str, list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
     """Rows of any supported source, before any column mapping: (name for messages, columns, iterator of
     (row number, row dict or a problem string)). Used by every reader of user files."""
-    try:
-        import datasets as hf
-    except ImportError:  # pragma: no cover - datasets is a dependency
-        hf = None
+    hf = sys.modules.get("datasets")  # a Dataset object exists only once datasets is imported (a slow import)
     if hf is not None and isinstance(source, hf.Dataset):
         return "<dataset>", list(source.column_names), _iter_table(source, list(source.column_names))[1]
     if _is_dataframe(source):
@@ -456,8 +453,10 @@ def open_rows(source: Any, fmt: str | None) -> tuple[str, list[str], Iterator[tu
             raise DataError(f"{path}: the file has no rows")
         cols, it = _iter_table(df.to_dict(orient="records"), [str(c) for c in df.columns])
     else:
-        if hf is None:  # pragma: no cover
-            raise DataError("reading Hugging Face datasets needs the 'datasets' package")
+        try:
+            import datasets as hf
+        except ImportError:  # pragma: no cover - datasets is a dependency
+            raise DataError("reading Hugging Face datasets needs the 'datasets' package") from None
         try:
             ds = hf.load_from_disk(str(path))
         except Exception as exc:  # noqa: BLE001

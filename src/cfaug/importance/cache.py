@@ -127,13 +127,17 @@ class VoteCache:
         return {"path": str(self.path)}
 
 
-def models_scope(*sources: str | Path) -> str:
-    """A cache scope from the content of the files that make the classifiers (folders hashed whole)."""
+def models_scope(*sources: str | Path, labels: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A cache scope from the content of the files that make the classifiers (folders hashed whole) and,
+    where given, the labels some of them are read under (``{model: labels in output order}``: the same
+    files with their outputs named in another order vote for other columns)."""
     from cfaug.data.fingerprint import hash_source
 
     h = hashlib.sha256()
     for src in sources:
         h.update(hash_source(src).encode())
+    if labels:
+        h.update(json.dumps({str(k): list(v) for k, v in labels.items()}, sort_keys=True).encode())
     return h.hexdigest()[:32]
 
 

@@ -6,9 +6,12 @@ Three registered attribution methods, each wrapping a well-kept library:
   the classifier's answers on texts with random subsets of word types removed. Any classifier with
   ``predict_proba``.
 * ``integrated-gradients.v1``: Integrated Gradients (Captum). Torch classifiers (``embedding``,
-  ``ids_and_words``, ``logits``) are attributed on their word embeddings with an all-``UNK`` baseline
-  (padding stays padding); TF-IDF linear models on their TF-IDF vector with a zero baseline, a bigram
-  feature's share split evenly between its two words.
+  ``ids_and_words``, ``logits``) are attributed on their input embeddings (Captum's
+  ``LayerIntegratedGradients``): the word-level models with an all-``UNK`` baseline (padding stays
+  padding), transformers -- fine-tuned by cfaug or a Hugging Face classifier given by path -- with the
+  baseline of their ``baseline_ids`` (special tokens kept, padding elsewhere), a word's attribution the sum
+  over its word pieces. TF-IDF linear models are attributed on their TF-IDF vector with a zero baseline, a
+  bigram feature's share split evenly between its two words.
 * ``shapley.v1``: Shapley value sampling (Captum) over word types: a feature is every occurrence of one
   candidate word type, absent means removed from the text. Any classifier with ``predict_proba``.
 
@@ -89,6 +92,10 @@ class WordImportance:
 
     def explain(self, model: Any, texts: Sequence[str], columns: Sequence[int], seed: int = 0) -> list[WordScores]:
         raise NotImplementedError
+
+    def check(self, model: Any) -> None:
+        """Raise :class:`~cfaug.config.ConfigError` when this method cannot explain ``model`` at all (so a
+        run stops before its first text instead of failing on every one)."""
 
     def describe(self) -> dict[str, Any]:
         import dataclasses
@@ -176,12 +183,16 @@ class IntegratedGradients(WordImportance):
     name = "integrated-gradients"
 
     def explain(self, model: Any, texts: Sequence[str], columns: Sequence[int], seed: int = 0) -> list[WordScores]:
+        self.check(model)
         if hasattr(model, "linear_model"):
             return self._linear(model, texts, columns)
-        if hasattr(model, "embedding") and hasattr(model, "ids_and_words"):
-            return self._embedding(model, texts, columns)
-        raise ConfigError(f"integrated gradients needs a model with gradients; {getattr(model, 'name', model)!r} "
-                          "is neither a torch classifier nor a TF-IDF linear model (use lime or shapley for it)")
+        return self._embedding(model, texts, columns)
+
+    def check(self, model: Any) -> None:
+        if not hasattr(model, "linear_model") and not (hasattr(model, "embedding") and hasattr(model, "ids_and_words")):
+            raise ConfigError(f"integrated gradients needs a model with gradients; {getattr(model, 'name', model)!r} "
+                              "is neither a torch classifier (cfaug's or a Hugging Face sequence classifier) nor a "
+                              "TF-IDF linear model (use lime or shapley for it)")
 
     def _embedding(self, model: Any, texts: Sequence[str], columns: Sequence[int]) -> list[WordScores]:
         import torch
@@ -197,7 +208,10 @@ class IntegratedGradients(WordImportance):
                 out.append(WordScores(words.types, np.zeros(len(words.types))))
                 continue
             x = torch.tensor([ids], dtype=torch.long, device=_device_of(model))
-            base = torch.where(x == pad, x, torch.full_like(x, unk))
+            if hasattr(model, "baseline_ids"):
+                base = model.baseline_ids(x)
+            else:
+                base = torch.where(x == pad, x, torch.full_like(x, unk))
             attr = lig.attribute(x, baselines=base, target=int(col), n_steps=self.config.steps,
                                  internal_batch_size=self.config.steps)
             per_pos = attr.sum(dim=-1)[0].detach().cpu().numpy()
@@ -266,8 +280,9 @@ def _by_type(words: Words, pairs: Any) -> WordScores:
 WORD_IMPORTANCE: Registry[tuple[type, Callable[[Any], WordImportance]]] = Registry("word importance")
 WORD_IMPORTANCE.register("lime.v1", "LIME (lime package): sparse linear fit to answers on texts with random word "
                          "types removed; any classifier")((LimeConfig, LimeImportance))
-WORD_IMPORTANCE.register("integrated-gradients.v1", "Integrated Gradients (Captum) on word embeddings or the "
-                         "TF-IDF vector; torch and TF-IDF linear classifiers")((IGConfig, IntegratedGradients))
+WORD_IMPORTANCE.register("integrated-gradients.v1", "Integrated Gradients (Captum) on input embeddings or the "
+                         "TF-IDF vector; torch (also Hugging Face) and TF-IDF linear classifiers"
+                         )((IGConfig, IntegratedGradients))
 WORD_IMPORTANCE.register("shapley.v1", "Shapley value sampling (Captum) over word types, absent = removed; any "
                          "classifier")((ShapleyConfig, ShapleyImportance))
 

@@ -9,6 +9,11 @@ Each wraps a text classifier of :mod:`cfaug.classifiers` trained by the ``t2s`` 
 (the alignment classifier reads the pair (label sequence, sentence)). As judges they score
 :class:`~cfaug.judges.base.Candidate` batches, so the same objects reward the generator during PPO, select
 synthesized sentences and can score any ASTE output in evaluation.
+
+Scores are probabilities. The paper's reward (equation 11) adds the discriminators' *logits*;
+:func:`on_scale` turns a probability into its log-odds, ``log p - log(1 - p)``, which for a two-label
+softmax classifier is exactly the difference of its two logits (``p`` is clipped to
+[:data:`LOGIT_EPS`, 1 - :data:`LOGIT_EPS`] first, so a log-odds lies within about +-13.8).
 """
 
 from __future__ import annotations
@@ -20,12 +25,31 @@ from typing import Any
 
 import numpy as np
 
-from cfaug.config import param
+from cfaug.config import ConfigError, param
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext, register_judge
 
 FLUENT, NOT_FLUENT = "fluent", "not_fluent"
 ALIGNED, NOT_ALIGNED = "aligned", "not_aligned"
+#: the scales a discriminator's score can be read on: its probability or its log-odds (the paper's logit)
+SCALES = ("prob", "logit")
+#: probabilities are clipped to [LOGIT_EPS, 1 - LOGIT_EPS] before their log-odds are taken
+LOGIT_EPS = 1e-6
+
+
+def log_odds(p: Any) -> np.ndarray:
+    """``log p - log(1 - p)`` of probabilities (clipped, see :data:`LOGIT_EPS`)."""
+    q = np.clip(np.asarray(p, dtype=float), LOGIT_EPS, 1.0 - LOGIT_EPS)
+    return np.log(q) - np.log1p(-q)
+
+
+def on_scale(p: Any, scale: str) -> np.ndarray:
+    """Probabilities ``p`` read on ``scale``: ``prob`` (unchanged) or ``logit`` (:func:`log_odds`)."""
+    if scale == "prob":
+        return np.asarray(p, dtype=float)
+    if scale == "logit":
+        return log_odds(p)
+    raise ValueError(f"unknown score scale {scale!r}; use one of {', '.join(SCALES)}")
 
 
 def _positive_column(classifier: Any, label: str) -> int:
@@ -47,9 +71,15 @@ class _Discriminator:
 
     @classmethod
     def load(cls, folder: str | Path) -> Any:
-        from cfaug.classifiers.base import load_classifier
+        """The discriminator in ``folder``: a classifier saved by cfaug (what t2s trains) or a local Hugging
+        Face sequence classifier whose outputs are named after the discriminator's labels."""
+        from cfaug.judges.classifier import load_classifier_by_path
+        from cfaug.judges.models import ModelPathError
 
-        return cls(load_classifier(folder), str(folder))
+        try:
+            return cls(load_classifier_by_path(folder, what=cls.name), str(folder))
+        except ModelPathError as exc:
+            raise ConfigError(str(exc)) from None
 
     def _prob(self, inputs: list[Any]) -> np.ndarray:
         return self.classifier.predict_proba(inputs)[:, self._col] if inputs else np.zeros(0)

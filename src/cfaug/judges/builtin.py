@@ -42,24 +42,24 @@ def build_tfidf(cfg: TfidfConfig, ctx: JudgeContext) -> Any:
 
 @dataclass
 class HFConfig:
-    path: str = param("", "local folder of a Hugging Face sequence classifier")
-    labels: str | None = param(None, "the model's outputs as task labels, in order, comma-separated")
+    path: str = param("", "local folder of a sequence classifier: a Hugging Face model, or one saved by cfaug")
+    labels: str | None = param(None, "the model's outputs as task labels, in order, comma-separated (needed when "
+                               "its config names them LABEL_0, LABEL_1...; spellings such as POSITIVE or neg "
+                               "map onto the task's labels without it)")
     batch_size: int = param(32, "texts per forward pass", min=1, identity=False)
 
 
 @register_judge("hf-classifier.v1", "a local Hugging Face sequence classifier (by path, never downloaded)", HFConfig)
 def build_hf(cfg: HFConfig, ctx: JudgeContext) -> Any:
-    from cfaug.judges.classifier import HFClassifierJudge
+    from cfaug.judges.classifier import load_classifier_by_path
 
     if not cfg.path:
         raise ConfigError("hf-classifier needs path=DIR: a local sequence classifier folder")
     names = [x.strip() for x in cfg.labels.split(",")] if cfg.labels else None
-    judge = HFClassifierJudge(cfg.path, labels=names, device=ctx.device, batch_size=cfg.batch_size)
-    unknown = set(judge.labels) - set(ctx.task.label_space.labels)
-    if unknown:
-        raise ConfigError(f"classifier labels {sorted(unknown)} are not labels of task {ctx.task.name} "
-                          f"({', '.join(ctx.task.label_space.labels)}); pass labels in the model's output order")
-    return judge
+    return load_classifier_by_path(cfg.path, labels=names, label_space=ctx.task.label_space, device=ctx.device,
+                                   batch_size=cfg.batch_size, flag="labels=",
+                                   flag_note=" (a method's judge_labels or classifier_labels, cfaug evaluate's "
+                                             "--judge-labels)")
 
 
 @dataclass

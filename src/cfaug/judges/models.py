@@ -22,9 +22,10 @@ def resolve_local_model(path_or_name: str | os.PathLike[str], what: str = "model
     if p.exists():
         raise ModelPathError(f"{what} {str(path_or_name)!r} is a file; pass the folder that holds config.json and the weights")
     looks_like_hub = "/" in str(path_or_name) and not str(path_or_name).startswith((".", "/", "~"))
-    hint = (" It looks like a Hugging Face hub name; cfaug works offline and does not download models: "
-            "save the model with `save_pretrained` (or `huggingface-cli download`) on a connected machine "
-            "and pass the local folder." if looks_like_hub or "/" not in str(path_or_name) else "")
+    hint = (" It looks like a Hugging Face hub name; cfaug works offline and does not download models "
+            "(models load by local path only): save the model with `save_pretrained` (or "
+            "`huggingface-cli download`) on a connected machine and pass the local folder."
+            if looks_like_hub or "/" not in str(path_or_name) else "")
     raise ModelPathError(f"{what} {str(path_or_name)!r} is not a local folder.{hint}")
 
 

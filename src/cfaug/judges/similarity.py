@@ -117,21 +117,18 @@ class SentenceEncoder:
 
     def encode_persistent(self, texts: Sequence[str], cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
         """Like :meth:`encode`, for a fixed list such as a lexicon: the matrix is stored on disk, keyed by
-        the encoder's weights and the list, so later runs load it instead of encoding again."""
+        the encoder's weights and the list, so later runs load it instead of encoding again (see
+        :func:`stored_embeddings`, which also finds the matrices shipped with cfaug)."""
         texts = list(texts)
-        key = hashlib.sha256(("\n".join(texts) + "\0" + _weights_hash(self.path)).encode()).hexdigest()[:24]
-        folder = Path(cache_dir) if cache_dir else embedding_cache_dir()
-        path = folder / f"{key}.npy"
-        if path.exists():
-            try:
-                mat = np.load(path)
-                if mat.shape[0] == len(texts):
-                    for t, v in zip(texts, mat):
-                        self._memo.setdefault(t, v)
-                    return mat
-            except (OSError, ValueError):
-                pass  # unreadable cache file: recompute and overwrite
+        mat = stored_embeddings(texts, self.path, cache_dir)
+        if mat is not None:
+            for t, v in zip(texts, mat):
+                self._memo.setdefault(t, v)
+            return mat
         mat = self.encode(texts)
+        folder = Path(cache_dir) if cache_dir else embedding_cache_dir()
+        key = _persistent_key(texts, self.path)
+        path = folder / f"{key}.npy"
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp = folder / f"{key}.{os.getpid()}.tmp.npy"
@@ -158,6 +155,43 @@ class SentenceEncoder:
 def embedding_cache_dir() -> Path:
     """``$CFAUG_EMBEDDING_CACHE`` if set, else ``~/.cache/cfaug/embeddings`` (honouring ``$XDG_CACHE_HOME``)."""
     return user_cache_dir("CFAUG_EMBEDDING_CACHE", "embeddings")
+
+
+def shipped_embedding_dir() -> Path:
+    """Matrices of :meth:`SentenceEncoder.encode_persistent` that ship with cfaug, named by the same key as the
+    user cache (the opinion lexicon under the packaged MiniLM, made by ``tools/lexicon_vectors.py``): a first
+    run on a new machine loads them instead of running the encoder over thousands of words."""
+    from importlib import resources
+
+    return Path(str(resources.files("cfaug.resources") / "embeddings"))
+
+
+def _persistent_key(texts: Sequence[str], encoder_path: Path) -> str:
+    return hashlib.sha256(("\n".join(texts) + "\0" + _weights_hash(encoder_path)).encode()).hexdigest()[:24]
+
+
+def stored_embeddings(texts: Sequence[str], encoder_path: str | os.PathLike[str] | None = None,
+                      cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray | None:
+    """The matrix :meth:`SentenceEncoder.encode_persistent` gives for ``texts`` under the encoder at
+    ``encoder_path`` (default: the packaged all-MiniLM-L6-v2), read from the cache folder (``cache_dir``,
+    default :func:`embedding_cache_dir`) or from the copies shipped with cfaug, without loading the model
+    (or importing sentence-transformers); None when neither holds it, or when ``encoder_path`` is not a
+    model folder (loading the encoder then says why)."""
+    path = Path(encoder_path).expanduser() if encoder_path else default_encoder_path()
+    if not path.is_dir():
+        return None
+    texts = list(texts)
+    name = f"{_persistent_key(texts, path)}.npy"
+    for folder in (Path(cache_dir) if cache_dir else embedding_cache_dir(), shipped_embedding_dir()):
+        f = folder / name
+        if f.exists():
+            try:
+                mat = np.load(f)
+            except (OSError, ValueError):
+                continue  # unreadable cache file: encode again (and overwrite it)
+            if mat.shape[0] == len(texts):
+                return mat
+    return None
 
 
 @functools.lru_cache(maxsize=8)

@@ -13,16 +13,24 @@ Methods build on :class:`cfaug.methods.llm_method.LLMMethod`. Inside this packag
 other's modules, never from the package root.
 """
 
-from cfaug.llm.backends import BACKENDS, Backend
-from cfaug.llm.cache import ResponseCache, default_cache_dir, fingerprint
-from cfaug.llm.client import LLMClient, create_client
-from cfaug.llm.errors import (BudgetExceeded, LLMConfigError, LLMError, LLMRequestError, LLMUnavailable,
-                              ParseError, UnparsedAnswer)
-from cfaug.llm.ledger import PriceTable, UsageLedger
-from cfaug.llm.parsers import PARSERS, Parser, get_parser
-from cfaug.llm.settings import LLMSettings
-from cfaug.llm.templates import PROMPTS, Prompt, load_prompt
-from cfaug.llm.types import Completion, Message, Request
+from __future__ import annotations
+
+import importlib
+
+# The names below are imported on first use: a method module that needs only the error types or the settings
+# does not load the HTTP client (aiohttp) and the prompt templates (Jinja2) with them.
+_HOMES = {
+    "BACKENDS": "backends", "Backend": "backends",
+    "ResponseCache": "cache", "default_cache_dir": "cache", "fingerprint": "cache",
+    "LLMClient": "client", "create_client": "client",
+    "BudgetExceeded": "errors", "LLMConfigError": "errors", "LLMError": "errors", "LLMRequestError": "errors",
+    "LLMUnavailable": "errors", "ParseError": "errors", "UnparsedAnswer": "errors",
+    "PriceTable": "ledger", "UsageLedger": "ledger",
+    "PARSERS": "parsers", "Parser": "parsers", "get_parser": "parsers",
+    "LLMSettings": "settings",
+    "PROMPTS": "templates", "Prompt": "templates", "load_prompt": "templates",
+    "Completion": "types", "Message": "types", "Request": "types",
+}
 
 __all__ = [
     "BACKENDS", "Backend", "BudgetExceeded", "Completion", "LLMClient", "LLMConfigError",
@@ -30,3 +38,14 @@ __all__ = [
     "ParseError", "Parser", "PriceTable", "Prompt", "Request", "ResponseCache", "UnparsedAnswer", "UsageLedger",
     "create_client", "default_cache_dir", "fingerprint", "get_parser", "load_prompt",
 ]
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'cfaug.llm' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"cfaug.llm.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -157,6 +157,8 @@ class LLMClient:
         answer's text loses only the exact secrets (patterns could hit ordinary words of an answer)."""
         if self._secrets and any(s in completion.text for s in self._secrets):
             completion.text = redact_secrets(completion.text, self._secrets, patterns=False)
+        if self._secrets and completion.reasoning and any(s in completion.reasoning for s in self._secrets):
+            completion.reasoning = redact_secrets(completion.reasoning, self._secrets, patterns=False)
         if completion.model:
             completion.model = redact_secrets(completion.model, self._secrets)
 

@@ -37,12 +37,24 @@ class LLMConfigError(ConfigError):
     with an error message, as every :class:`~cfaug.config.ConfigError` does."""
 
 
-class ParseError(ValueError):
-    """An answer could not be read by a parser; ``reason`` says what was missing."""
+#: Why an answer could not be read, in a few words: the ``kind`` of a :class:`ParseError`, counted per kind in
+#: the run summary (``llm_unparsed_reasons``).
+CUT_OFF = "cut off at max_tokens"
+REASONING_OPEN = "reasoning block never closed"
+NOT_A_REWRITE = "untagged answer unlike its source"
+COMMENTARY = "commentary instead of an answer"
+EMPTY = "empty answer"
+UNREADABLE = "not in the requested format"
 
-    def __init__(self, reason: str) -> None:
+
+class ParseError(ValueError):
+    """An answer could not be read by a parser; ``reason`` says what was missing, ``kind`` names the sort of
+    failure in a few words (one of the constants above, :data:`UNREADABLE` unless a parser says more)."""
+
+    def __init__(self, reason: str, kind: str = UNREADABLE) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 class UnparsedAnswer(LLMError):

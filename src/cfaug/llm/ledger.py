@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.config import ConfigFileError, read_mapping
-from cfaug.llm.errors import BudgetExceeded, LLMConfigError
+from cfaug.llm.errors import UNREADABLE, BudgetExceeded, LLMConfigError
 from cfaug.llm.types import Completion, Request
 
 #: List prices (USD per million tokens) published by OpenAI for a few models, as of 2024-08. Check your
@@ -133,7 +133,9 @@ class UsageLedger:
 
     Unreadable answers are counted twice: ``llm_unparsed_answers`` (questions whose every attempt was
     unreadable) and ``llm_unparsed_items`` (distinct work items with at least one such question in their
-    latest attempt; an item run again starts with a clean slate, see :meth:`item_started`).
+    latest attempt; an item run again starts with a clean slate, see :meth:`item_started`), and
+    ``llm_unparsed_reasons`` splits the latter by why their last unreadable answer failed (its
+    :class:`~cfaug.llm.errors.ParseError` kind: cut off at max_tokens, reasoning never closed...).
     """
 
     #: Least time between two writes of the file while answers arrive.
@@ -151,7 +153,9 @@ class UsageLedger:
         self.unparsed_answers = 0          # this session
         self._earlier_unparsed_answers = 0
         self._unparsed_items: set[str] = set()  # item keys, all sessions (latest attempt of each item)
+        self._item_reasons: dict[str, str] = {}  # item key -> why its last unreadable question failed
         self._anonymous_unparsed = 0       # unreadable questions asked outside any item, all sessions
+        self._anonymous_reasons: dict[str, int] = {}
         self._dirty = False
         self._saved_at = 0.0
         if self.path is not None and self.path.exists():
@@ -174,6 +178,10 @@ class UsageLedger:
             self._earlier_unparsed_answers = int(data.get("unparsed_answers", 0))
             self._unparsed_items = {str(k) for k in data.get("unparsed_items", [])}
             self._anonymous_unparsed = int(data.get("unparsed_without_item", 0))
+            self._item_reasons = {str(k): str(v) for k, v in dict(data.get("unparsed_reasons", {})).items()
+                                  if str(k) in self._unparsed_items}
+            self._anonymous_reasons = {str(k): int(v) for k, v in
+                                       dict(data.get("unparsed_reasons_without_item", {})).items()}
         except (KeyError, TypeError, ValueError) as exc:
             raise LLMConfigError(f"{problem} ({type(exc).__name__}: {exc})") from None
 
@@ -197,6 +205,8 @@ class UsageLedger:
             "unparsed_answers": self._earlier_unparsed_answers + self.unparsed_answers,
             "unparsed_items": sorted(self._unparsed_items),
             "unparsed_without_item": self._anonymous_unparsed,
+            "unparsed_reasons": dict(sorted(self._item_reasons.items())),
+            "unparsed_reasons_without_item": self._anonymous_reasons,
         }
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
@@ -246,21 +256,37 @@ class UsageLedger:
         """Work item ``item`` is being run (again): forget that an earlier attempt had unreadable answers."""
         if item in self._unparsed_items:
             self._unparsed_items.discard(item)
+            self._item_reasons.pop(item, None)
             self._changed()
 
-    def record_unparsed(self, item: str | None) -> None:
+    def record_unparsed(self, item: str | None, reason: str | None = None) -> None:
         """A question got no readable answer in any attempt, while working on ``item`` (None: outside any
-        work item; each such question then counts as an item of its own)."""
+        work item; each such question then counts as an item of its own); ``reason``: why the last attempt
+        failed, in a few words (a :class:`~cfaug.llm.errors.ParseError` kind)."""
         self.unparsed_answers += 1
+        reason = reason or UNREADABLE
         if item is None:
             self._anonymous_unparsed += 1
+            self._anonymous_reasons[reason] = self._anonymous_reasons.get(reason, 0) + 1
         else:
             self._unparsed_items.add(item)
+            self._item_reasons[item] = reason
         self._changed()
 
     @property
     def unparsed_items(self) -> int:
         return len(self._unparsed_items) + self._anonymous_unparsed
+
+    def unparsed_reasons(self) -> dict[str, int]:
+        """Items counted in :attr:`unparsed_items` by why their last unreadable answer failed, most first."""
+        counts = dict(self._anonymous_reasons)
+        untold = self._anonymous_unparsed - sum(counts.values())  # counted by a version without reasons
+        if untold > 0:
+            counts[UNREADABLE] = counts.get(UNREADABLE, 0) + untold
+        for item in self._unparsed_items:
+            reason = self._item_reasons.get(item, UNREADABLE)
+            counts[reason] = counts.get(reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def worst_case_cost(self, request: Request, default_max_tokens: int) -> float:
         """An upper bound of what ``request`` can cost: every prompt byte a token, plus formatting, plus
@@ -325,6 +351,7 @@ class UsageLedger:
             out["llm_cache_saved_usd"] = round(saved, 6) if saved is not None else "unknown"
         if self.unparsed_items:
             out["llm_unparsed_items"] = self.unparsed_items
+            out["llm_unparsed_reasons"] = self.unparsed_reasons()
         unparsed_answers = self._earlier_unparsed_answers + self.unparsed_answers
         if unparsed_answers:
             out["llm_unparsed_answers"] = unparsed_answers

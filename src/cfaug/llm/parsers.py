@@ -4,6 +4,12 @@ A parser is called as ``parser(answer, **context)`` and returns the value or rai
 :class:`~cfaug.llm.errors.ParseError` with a reason; ``parser.reminder(**context)`` is the instruction
 sent back to the model when its answer did not parse. Parsers are registered by versioned name and
 referred to from a template's ``parser:`` header.
+
+Every parser first removes a reasoning model's thinking (:func:`split_reasoning`: complete
+``<think>...</think>`` or ``<thinking>...</thinking>`` blocks, and everything before a lone ``</think>``
+whose opening tag was in the prompt); an answer left with an opened, never closed block is unreadable.
+:meth:`Parser.read` also says how the value was found (``notes``) and takes ``truncated=True`` for an answer
+cut off at ``max_tokens``: such an answer is read only where its value is complete (between closed tags).
 """
 
 from __future__ import annotations
@@ -14,23 +20,115 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cfaug.llm.errors import ParseError
+from dataclasses import dataclass, field
+
+from cfaug.llm.errors import COMMENTARY, CUT_OFF, EMPTY, NOT_A_REWRITE, REASONING_OPEN, ParseError
 from cfaug.registry import Registry
+
+#: Tags of reasoning blocks written inline by reasoning models (DeepSeek-R1, Qwen3, QwQ... use ``think``).
+REASONING_TAGS = ("think", "thinking")
+_TAG_NAMES = "|".join(REASONING_TAGS)
+_BLOCK = re.compile(rf"<({_TAG_NAMES})>(.*?)</\1>", re.S | re.I)
+_CLOSE = re.compile(rf"</(?:{_TAG_NAMES})>", re.I)
+_OPEN = re.compile(rf"<(?:{_TAG_NAMES})>", re.I)
+
+
+def split_reasoning(answer: str) -> tuple[str, str, bool]:
+    """``(answer, reasoning, unclosed)``: the answer without inline reasoning, the reasoning taken out, and
+    whether a reasoning block is left open (the answer is then what came before it, usually nothing).
+
+    Removed: every complete ``<think>...</think>`` or ``<thinking>...</thinking>`` block, and everything up
+    to a closing tag with no opening one (chat templates that open the block in the prompt, as
+    DeepSeek-R1's and Qwen3's do, make the model's output start inside it)."""
+    text = answer or ""
+    thoughts: list[str] = []
+
+    def take(m: re.Match[str]) -> str:
+        thoughts.append(m.group(2).strip())
+        return ""
+
+    text = _BLOCK.sub(take, text)
+    closes = list(_CLOSE.finditer(text))
+    if closes:
+        last = closes[-1]
+        thoughts.insert(0, _CLOSE.sub("", text[:last.start()]).strip())
+        text = text[last.end():]
+    unclosed = False
+    opened = _OPEN.search(text)
+    if opened:
+        thoughts.append(text[opened.end():].strip())
+        text, unclosed = text[:opened.start()], True
+    return text.strip(), "\n\n".join(t for t in thoughts if t), unclosed
+
+
+@dataclass
+class Parsed:
+    """What :meth:`Parser.read` found: the ``value``, ``notes`` on how (e.g. an untagged rewrite's length
+    ratio and word overlap; empty for a plain tagged answer) and the inline ``reasoning`` it removed."""
+
+    value: Any
+    notes: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
 
 
 class Parser:
-    """Base class: subclasses implement ``__call__`` and may refine ``reminder``."""
+    """Base class: subclasses implement ``parse`` (the answer with reasoning removed -> the value, or a
+    :class:`Parsed` with notes) and may refine ``parse_truncated`` and ``reminder``. Calling a parser returns
+    the value; :meth:`read` returns a :class:`Parsed`. (A subclass that overrides ``__call__`` instead of
+    ``parse`` keeps working: it gets the answer with reasoning removed.)"""
 
     name = "parser"
 
     def __call__(self, answer: str, **context: Any) -> Any:
+        return self.read(answer, **context).value
+
+    def parse(self, text: str, **context: Any) -> Any:
         raise NotImplementedError
+
+    def parse_truncated(self, text: str, **context: Any) -> Any:
+        """Read an answer cut off at ``max_tokens``: by default never (its value may be cut short)."""
+        raise ParseError("the answer was cut off at max_tokens before it was complete", CUT_OFF)
+
+    def read(self, answer: str, *, truncated: bool = False, **context: Any) -> Parsed:
+        """Strip reasoning, then parse (``truncated``: the answer was cut off at ``max_tokens``)."""
+        text, reasoning, unclosed = split_reasoning(answer)
+        if unclosed:
+            if truncated:
+                raise ParseError("the answer was cut off at max_tokens inside its reasoning (<think> never closed)",
+                                 CUT_OFF)
+            raise ParseError("the answer opens a reasoning block (<think>) and never closes it, so it holds no "
+                             "answer", REASONING_OPEN)
+        if truncated and not text:
+            raise ParseError("the answer was cut off at max_tokens before any of it was written (a reasoning model "
+                             "spent the budget thinking)" if reasoning else
+                             "the answer was cut off at max_tokens before any of it was written", CUT_OFF)
+        if truncated:
+            value = self.parse_truncated(text, **context)
+        elif type(self).__call__ is not Parser.__call__:  # an older parser that implements __call__
+            value = self(text, **context)
+        else:
+            value = self.parse(text, **context)
+        if isinstance(value, Parsed):
+            return Parsed(value.value, value.notes, reasoning)
+        return Parsed(value, {}, reasoning)
 
     def reminder(self, **context: Any) -> str:
         return "Answer again, following the requested format exactly."
 
 
+def closed_tag(text: str, tag: str) -> str | None:
+    """The content of the last complete ``<tag>...</tag>`` pair with something in it, or None."""
+    pairs = re.findall(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, re.S | re.I)
+    pairs = [p for p in pairs if p.strip()]
+    return pairs[-1] if pairs else None
+
+
 PARSERS: Registry[Parser] = Registry("parser")
+
+#: Bounds for a rewrite given without its tags (see :class:`RevisedText`): its length over the source's
+#: (characters) and the share of the source's distinct words it keeps.
+UNTAGGED_LENGTH_RATIO = (0.5, 2.0)
+UNTAGGED_MIN_OVERLAP = 0.5
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019`"
 _CHATTER = re.compile(
@@ -51,47 +149,104 @@ def clean_text(text: str) -> str:
 
 class RevisedText(Parser):
     """A rewritten text. Looks, in order, for ``<tag>...</tag>`` (``tag`` from context, default
-    ``revised``; the last complete pair wins, an unclosed tag takes the rest), a ``Revised ...:`` label,
-    a fully bracketed answer ``[...]``, and finally the whole answer when it is not chatter."""
+    ``revised``; the last complete pair wins), then for what an answer without the closing or both tags may
+    hold: the rest after an unclosed opening tag, a ``Revised ...:`` label, a fully bracketed answer ``[...]``,
+    and finally the whole answer when it is not chatter.
+
+    Such an untagged text is accepted only when it reads as a rewrite of ``source`` (context: the text being
+    rewritten, when known): its length between ``min_length_ratio`` and ``max_length_ratio`` times the
+    source's (characters; default 0.5 to 2) and at least ``min_word_overlap`` of the source's distinct words
+    kept (default 0.5). Its notes then record how it was found and both figures. An answer cut off at
+    ``max_tokens`` is read only from a complete tag pair."""
 
     name = "revised_text"
 
-    def __call__(self, answer: str, *, tag: str = "revised", **context: Any) -> str:
-        text = (answer or "").strip()
+    def parse(self, text: str, *, tag: str = "revised", source: str | None = None,
+              min_length_ratio: float = UNTAGGED_LENGTH_RATIO[0], max_length_ratio: float = UNTAGGED_LENGTH_RATIO[1],
+              min_word_overlap: float = UNTAGGED_MIN_OVERLAP, **context: Any) -> Parsed:
+        text = (text or "").strip()
         if not text:
-            raise ParseError("the answer is empty")
+            raise ParseError("the answer is empty", EMPTY)
+        tagged = self._tagged(text, tag)
+        if tagged is not None:
+            return Parsed(self._nonempty(clean_text(tagged)))
         open_t, close_t = f"<{tag}>", f"</{tag}>"
-        pairs = re.findall(re.escape(open_t) + r"(.*?)" + re.escape(close_t), text, re.S | re.I)
-        pairs = [p for p in pairs if p.strip() and p.strip().lower() not in ("and", "...", "text")]
-        if pairs:
-            return self._nonempty(clean_text(pairs[-1]))
         lower = text.lower()
         last_open = lower.rfind(open_t)
         if last_open >= 0:
             tail = text[last_open + len(open_t):]
-            if close_t not in tail.lower():  # opened, never closed: cut off by max_tokens, or forgotten
-                return self._nonempty(clean_text(tail))
-            raise ParseError(f"the revised text between <{tag}> and </{tag}> is empty")
-        m = re.search(r"(?im)^[ \t>*_]*(?:new |final )?revised(?: [a-z]+){0,2}[ \t*_]*:[ \t*_]*(.*)$", text)
-        if m:
-            rest = (m.group(1) + text[m.end():]).strip()
-            paragraph = re.split(r"\n\s*\n", rest, maxsplit=1)[0] if rest else ""
-            return self._nonempty(clean_text(paragraph))
-        if text.startswith("[") and text.endswith("]") and text.count("[") == 1:
-            return self._nonempty(clean_text(text[1:-1]))
-        if _CHATTER.match(text):
-            raise ParseError(f"no <{tag}> tags and the answer reads like commentary: {text[:80]!r}")
-        return self._nonempty(clean_text(text))
+            if close_t in tail.lower():
+                raise ParseError(f"the revised text between <{tag}> and </{tag}> is empty", EMPTY)
+            how, found = "unclosed tag", tail  # the closing tag forgotten (a cut-off answer never gets here)
+        else:
+            m = re.search(r"(?im)^[ \t>*_]*(?:new |final )?revised(?: [a-z]+){0,2}[ \t*_]*:[ \t*_]*(.*)$", text)
+            if m:
+                rest = (m.group(1) + text[m.end():]).strip()
+                how, found = "revised line", re.split(r"\n\s*\n", rest, maxsplit=1)[0] if rest else ""
+            elif text.startswith("[") and text.endswith("]") and text.count("[") == 1:
+                how, found = "brackets", text[1:-1]
+            elif _CHATTER.match(text):
+                raise ParseError(f"no <{tag}> tags and the answer reads like commentary: {text[:80]!r}", COMMENTARY)
+            else:
+                how, found = "untagged", text
+        value = self._nonempty(clean_text(found))
+        return Parsed(value, self._plausible(value, how, tag, source, min_length_ratio, max_length_ratio,
+                                             min_word_overlap))
+
+    def parse_truncated(self, text: str, *, tag: str = "revised", **context: Any) -> Parsed:
+        tagged = self._tagged((text or "").strip(), tag)
+        if tagged is None:
+            raise ParseError(f"the answer was cut off at max_tokens before </{tag}>", CUT_OFF)
+        return Parsed(self._nonempty(clean_text(tagged)), {"cut_off_after_tags": True})
+
+    @staticmethod
+    def _tagged(text: str, tag: str) -> str | None:
+        pairs = re.findall(re.escape(f"<{tag}>") + r"(.*?)" + re.escape(f"</{tag}>"), text, re.S | re.I)
+        pairs = [p for p in pairs if p.strip() and p.strip().lower() not in ("and", "...", "text")]
+        return pairs[-1] if pairs else None
+
+    @staticmethod
+    def _plausible(value: str, how: str, tag: str, source: str | None, low: float, high: float,
+                   min_overlap: float) -> dict[str, Any]:
+        """Notes on an untagged rewrite, or a ParseError when it does not read as a rewrite of ``source``."""
+        notes: dict[str, Any] = {"format": how}
+        if source is None or not source.strip():
+            return notes
+        ratio, overlap = length_ratio(value, source), word_overlap(value, source)
+        notes.update(length_ratio=round(ratio, 3), word_overlap=round(overlap, 3))
+        if not low <= ratio <= high or overlap < min_overlap:
+            raise ParseError(
+                f"no <{tag}> tags, and the answer ({how}) does not read as a rewrite of the text: {ratio:.2f} times "
+                f"its length (allowed {low:g} to {high:g}), {overlap:.0%} of its words kept (at least "
+                f"{min_overlap:.0%} needed): {value[:80]!r}", NOT_A_REWRITE)
+        return notes
 
     @staticmethod
     def _nonempty(text: str) -> str:
         if not text:
-            raise ParseError("the revised text is empty")
+            raise ParseError("the revised text is empty", EMPTY)
         return text
 
     def reminder(self, *, tag: str = "revised", **context: Any) -> str:
         return (f"I could not find the revised text in your answer. Reply with the revised text only, "
                 f"between <{tag}> and </{tag}>.")
+
+
+_WORD = re.compile(r"\w+")
+
+
+def length_ratio(text: str, source: str) -> float:
+    """``text``'s length over ``source``'s, in characters (surrounding whitespace ignored)."""
+    return len(text.strip()) / max(1, len(source.strip()))
+
+
+def word_overlap(text: str, source: str) -> float:
+    """The share of ``source``'s distinct words (lower-cased) that ``text`` contains; 1.0 for a source
+    without words."""
+    words = set(_WORD.findall(source.lower()))
+    if not words:
+        return 1.0
+    return len(words & set(_WORD.findall(text.lower()))) / len(words)
 
 
 class Label(Parser):
@@ -101,8 +256,8 @@ class Label(Parser):
 
     name = "label"
 
-    def __call__(self, answer: str, *, labels: Sequence[str] = (), aliases: Mapping[str, str] | None = None,
-                 **context: Any) -> str:
+    def parse(self, answer: str, *, labels: Sequence[str] = (), aliases: Mapping[str, str] | None = None,
+              **context: Any) -> str:
         if not labels:
             raise ValueError("the label parser needs labels=[...] in its context")
         names = {lab.lower(): lab for lab in labels}
@@ -127,6 +282,12 @@ class Label(Parser):
             raise ParseError(f"no label among {', '.join(labels)} in the answer: {text[:80]!r}")
         raise ParseError(f"the answer names several labels ({', '.join(found)})")
 
+    def parse_truncated(self, answer: str, **context: Any) -> str:
+        inner = closed_tag(answer or "", "label")
+        if inner is None:
+            return super().parse_truncated(answer, **context)
+        return self.parse(f"<label>{inner}</label>", **context)
+
     def reminder(self, *, labels: Sequence[str] = (), **context: Any) -> str:
         return f"Answer with exactly one of: {', '.join(labels)}."
 
@@ -143,7 +304,7 @@ class Triples(Parser):
     name = "triples"
     keys = ("aspect", "opinion", "sentiment")
 
-    def __call__(self, answer: str, **context: Any) -> list[tuple[str, str, str]]:
+    def parse(self, answer: str, **context: Any) -> list[tuple[str, str, str]]:
         text = (answer or "").strip()
         block = re.search(r"```(?:json|python)?\s*(.*?)```", text, re.S)
         if block:
@@ -195,10 +356,10 @@ class Text(Parser):
 
     name = "text"
 
-    def __call__(self, answer: str, **context: Any) -> str:
+    def parse(self, answer: str, **context: Any) -> str:
         text = (answer or "").strip()
         if not text:
-            raise ParseError("the answer is empty")
+            raise ParseError("the answer is empty", EMPTY)
         return text
 
 
@@ -236,11 +397,17 @@ class Score(Parser):
     name = "score"
     patterns = (rf"({_NUMBER})\s*(?:/|out of)\s*\d+", rf"score\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})")
 
-    def __call__(self, answer: str, *, low: float = 1.0, high: float = 5.0, **context: Any) -> float:
+    def parse(self, answer: str, *, low: float = 1.0, high: float = 5.0, **context: Any) -> float:
         value = float(one_number(answer, "score", self.patterns))
         if not low <= value <= high:
             raise ParseError(f"the score {value:g} is outside {low:g} to {high:g}")
         return value
+
+    def parse_truncated(self, answer: str, **context: Any) -> float:
+        inner = closed_tag(answer or "", "score")
+        if inner is None:
+            return super().parse_truncated(answer, **context)
+        return self.parse(f"<score>{inner}</score>", **context)
 
     def reminder(self, *, low: float = 1.0, high: float = 5.0, **context: Any) -> str:
         return f"Answer with one number from {low:g} to {high:g} only, between <score> and </score>."
@@ -254,12 +421,18 @@ class Count(Parser):
     name = "count"
     patterns = (rf"(?:count|score|number)\w*\W{{0,3}}(?:is|of|=)?\W{{0,3}}({_NUMBER})",)
 
-    def __call__(self, answer: str, **context: Any) -> int:
+    def parse(self, answer: str, **context: Any) -> int:
         number = one_number(answer, "count", self.patterns)
         value = float(number)
         if value < 0 or not value.is_integer():
             raise ParseError(f"the count {number} is not a whole number of 0 or more")
         return int(value)
+
+    def parse_truncated(self, answer: str, **context: Any) -> int:
+        inner = closed_tag(answer or "", "count")
+        if inner is None:
+            return super().parse_truncated(answer, **context)
+        return self.parse(f"<count>{inner}</count>", **context)
 
     def reminder(self, **context: Any) -> str:
         return "Answer with one whole number (0, 1, 2, ...) only, between <count> and </count>."
@@ -272,7 +445,7 @@ class SemanticTriples(Parser):
 
     name = "semantic_triples"
 
-    def __call__(self, answer: str, *, groups: int = 1, **context: Any) -> list[list[tuple[str, str, str]]]:
+    def parse(self, answer: str, *, groups: int = 1, **context: Any) -> list[list[tuple[str, str, str]]]:
         out: list[list[tuple[str, str, str]]] = []
         current: list[tuple[str, str, str]] | None = None
         for line in (answer or "").splitlines():

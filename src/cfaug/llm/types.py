@@ -54,7 +54,13 @@ class Completion:
     the backend did not report them and they were estimated from the text (4 characters per token).
     ``cached`` is True when the answer came from the request cache (no request was made).
     ``attempts`` counts HTTP attempts (1 = no retry). ``cache_key`` is the request's fingerprint, set by
-    the client (it is how an answer that proved unusable is dropped from the cache)."""
+    the client (it is how an answer that proved unusable is dropped from the cache).
+
+    ``finish_reason`` is the server's (``"stop"``, ``"length"`` when the answer was cut at ``max_tokens``...;
+    None when it gave none). ``reasoning`` is what a reasoning model thought before answering, when the server
+    returned it apart from the answer (``reasoning_content`` or ``reasoning`` beside ``content``): kept, never
+    read as the answer. Reasoning written inline (``<think>...</think>`` in ``text``) stays in ``text``; the
+    parsers strip it (:func:`cfaug.llm.parsers.split_reasoning`)."""
 
     text: str
     tokens_in: int = 0
@@ -64,19 +70,29 @@ class Completion:
     cached: bool = False
     usage_estimated: bool = False
     attempts: int = 1
+    reasoning: str | None = None
     cache_key: str | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def truncated(self) -> bool:
+        """Whether the answer was cut off at ``max_tokens`` (``finish_reason == "length"``)."""
+        return self.finish_reason == "length"
+
     def to_cache(self) -> dict[str, Any]:
-        return {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+        data = {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "finish_reason": self.finish_reason, "model": self.model,
                 "usage_estimated": self.usage_estimated}
+        if self.reasoning is not None:
+            data["reasoning"] = self.reasoning
+        return data
 
     @classmethod
     def from_cache(cls, data: dict[str, Any]) -> Completion:
         return cls(text=data["text"], tokens_in=int(data.get("tokens_in", 0)),
                    tokens_out=int(data.get("tokens_out", 0)), finish_reason=data.get("finish_reason"),
                    model=data.get("model", ""), cached=True,
-                   usage_estimated=bool(data.get("usage_estimated", False)), attempts=0)
+                   usage_estimated=bool(data.get("usage_estimated", False)), attempts=0,
+                   reasoning=data.get("reasoning"))
 
 
 def estimate_tokens(text: str) -> int:

@@ -27,21 +27,23 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.llm.client import LLMClient, create_client
-from cfaug.llm.errors import LLMConfigError, ParseError, UnparsedAnswer
+from cfaug.llm.errors import CUT_OFF, LLMConfigError, ParseError, UnparsedAnswer
 from cfaug.llm.ledger import USAGE_FILE
-from cfaug.llm.parsers import Parser, get_parser
+from cfaug.llm.parsers import UNTAGGED_LENGTH_RATIO, UNTAGGED_MIN_OVERLAP, Parser, get_parser, split_reasoning
 from cfaug.llm.settings import LLMSettings
-from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.llm.types import Completion, Message
 from cfaug.config import ConfigError, config_dict, param
 from cfaug.methods.base import Method
 from cfaug.registry import RegistryError
 from cfaug.training.context import StageContext
+
+if TYPE_CHECKING:  # the client (aiohttp) and the templates (Jinja2) are imported where they are first used
+    from cfaug.llm.client import LLMClient
+    from cfaug.llm.templates import Prompt
 
 
 @dataclass
@@ -51,7 +53,10 @@ class LLMConfig:
     ``llm``: backend settings (see :class:`~cfaug.llm.settings.LLMSettings`; filled from the ``--llm-*``
     flags); ``prompt``: a template name or ``.j2`` path overriding the method's default; ``temperature``;
     ``max_tokens`` (None: enough for the text being edited: a third of its characters plus 64, at
-    most 4096); ``parse_retries``: how often an unreadable answer is sent back with a reminder.
+    most 4096); ``parse_retries``: how often an unreadable answer is sent back with a reminder;
+    ``length_retry_max_tokens``: an answer cut off at ``max_tokens`` is asked once more with twice the
+    budget, at most this many tokens; ``untagged_*``: the bounds within which a rewrite given without its
+    tags is taken as a rewrite of its source (see :class:`~cfaug.llm.parsers.RevisedText`).
     """
 
     llm: dict[str, Any] = param(default_factory=dict, help="backend settings, filled from the --llm-* flags "
@@ -62,26 +67,54 @@ class LLMConfig:
                                    "64, at most 4096)", min=1)
     parse_retries: int = param(2, "times an unreadable answer is sent back with a reminder of the format", min=0,
                                max=10)
+    length_retry_max_tokens: int = param(
+        8192, "an answer cut off at max_tokens is asked again once with twice the max_tokens, at most this many "
+        "(0: never; the item then fails)", min=0, max=131072)
+    untagged_min_length: float = param(
+        UNTAGGED_LENGTH_RATIO[0], "a rewrite given without its tags is kept only if at least this many times as "
+        "long as its source (characters)", min=0.0, max=1.0)
+    untagged_max_length: float = param(
+        UNTAGGED_LENGTH_RATIO[1], "a rewrite given without its tags is kept only if at most this many times as "
+        "long as its source (characters)", min=1.0, max=100.0)
+    untagged_min_overlap: float = param(
+        UNTAGGED_MIN_OVERLAP, "a rewrite given without its tags is kept only if it keeps at least this share of "
+        "its source's distinct words", min=0.0, max=1.0)
 
 
 @dataclass
 class Answer:
-    """A parsed answer with the completions that led to it (one per attempt)."""
+    """A parsed answer with the completions that led to it (one per attempt).
+
+    ``notes``: how the parser found the value (for a rewrite given without its tags: how, its length ratio
+    and word overlap; empty for a plain tagged answer). ``reasoning``: the reasoning of the answer that
+    parsed, from the server's reasoning field and from inline ``<think>`` blocks (never parsed).
+    ``max_tokens_raised``: the larger ``max_tokens`` the question was asked again with after an answer
+    was cut off (None when none was)."""
 
     value: Any
     text: str
     completions: list[Completion]
     prompt: str
+    notes: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
+    max_tokens_raised: int | None = None
 
     def provenance(self) -> dict[str, Any]:
         """What goes into a counterfactual's ``meta["llm"]``."""
         last = self.completions[-1]
-        return {
+        out = {
             "model": last.model, "prompt": self.prompt, "attempts": len(self.completions),
             "tokens_in": sum(c.tokens_in for c in self.completions),
             "tokens_out": sum(c.tokens_out for c in self.completions),
             "cached": all(c.cached for c in self.completions), "finish_reason": last.finish_reason,
         }
+        if self.notes:
+            out["parse"] = dict(self.notes)
+        if self.reasoning:
+            out["reasoning_chars"] = len(self.reasoning)
+        if self.max_tokens_raised is not None:
+            out["max_tokens_raised"] = self.max_tokens_raised
+        return out
 
 
 @dataclass
@@ -170,6 +203,8 @@ class LLMMethod(Method):
     def client(self) -> LLMClient:
         """The LLM client, created on first use."""
         if self._client is None:
+            from cfaug.llm.client import create_client
+
             self._client = create_client(self.settings, tag=self.name, usage_file=self._usage_file)
         return self._client
 
@@ -192,6 +227,8 @@ class LLMMethod(Method):
         """The configured prompt (``config.prompt``) or ``default``, loaded once."""
         name = self.config.prompt or default
         if name not in self._prompts:
+            from cfaug.llm.templates import load_prompt
+
             self._prompts[name] = load_prompt(name)
         return self._prompts[name]
 
@@ -209,38 +246,93 @@ class LLMMethod(Method):
             return self.config.max_tokens
         return min(4096, len(text) // 3 + 64)
 
+    def parser_context(self, variables: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The context a parser gets: ``extra`` (the caller's ``parser_context``), plus the text being
+        rewritten as ``source`` (the ``original`` variable) and the untagged-rewrite bounds from the config."""
+        ctx = dict(extra or {})
+        if "source" not in ctx and isinstance(variables.get("original"), str):
+            ctx["source"] = variables["original"]
+        ctx.setdefault("min_length_ratio", self.config.untagged_min_length)
+        ctx.setdefault("max_length_ratio", self.config.untagged_max_length)
+        ctx.setdefault("min_word_overlap", self.config.untagged_min_overlap)
+        return ctx
+
+    def longer_budget(self, max_tokens: int | None, completion: Completion) -> int | None:
+        """``max_tokens`` for asking again after ``completion`` was cut off: twice the budget it had (when the
+        request set none, twice the tokens it got, else twice the client's default assumption), at most
+        ``length_retry_max_tokens``; None when that is no larger."""
+        if max_tokens is None:
+            from cfaug.llm.client import DEFAULT_MAX_TOKENS
+
+            max_tokens = completion.tokens_out if completion.tokens_out > 0 and not completion.usage_estimated \
+                else DEFAULT_MAX_TOKENS
+        longer = min(self.config.length_retry_max_tokens, 2 * max_tokens)
+        return longer if longer > max_tokens else None
+
     async def ask(self, prompt: Prompt, variables: dict[str, Any], *, parser: str | Parser | None = None,
                   parser_context: dict[str, Any] | None = None, seed: int | None = None, sample: int = 0,
                   purpose: str = "generate", **params: Any) -> Answer:
         """Render ``prompt``, ask the model, parse the answer; when it does not parse, send the answer
         back with the parser's reminder, up to ``config.parse_retries`` times. Raises
-        :class:`UnparsedAnswer` (with every raw answer) when no attempt parses."""
+        :class:`UnparsedAnswer` (with every raw answer) when no attempt parses.
+
+        Reasoning (a ``reasoning_content``/``reasoning`` field, inline ``<think>`` blocks) is never parsed
+        as the answer. An answer cut off at ``max_tokens`` (``finish_reason`` ``"length"``) is used only
+        where its value is complete (between closed tags); otherwise the same messages are asked once more
+        with a larger budget (:meth:`longer_budget`), and a second cut-off answer fails the question."""
         parser_obj = parser if isinstance(parser, Parser) else self._parser(parser or prompt.parser, prompt)
-        ctx = parser_context or {}
+        ctx = self.parser_context(variables, parser_context)
         params.setdefault("temperature", self.config.temperature)
         messages: list[Message] = prompt.render(**variables)
         completions: list[Completion] = []
         reasons: list[str] = []
-        for _ in range(self.config.parse_retries + 1):
+        kinds: list[str] = []
+        raised: int | None = None
+        reminders = 0
+        while True:
             completion = await self.client.chat(messages, seed=seed, sample=sample, purpose=purpose, **params)
             completions.append(completion)
             try:
-                value = parser_obj(completion.text, **ctx)
+                parsed = parser_obj.read(completion.text, truncated=completion.truncated, **ctx)
             except ParseError as exc:
+                kinds.append(exc.kind)
+                if completion.truncated and exc.kind == CUT_OFF:
+                    limit = params.get("max_tokens")
+                    where = f"max_tokens={limit}" if limit is not None else "the server's max_tokens"
+                    longer = self.longer_budget(limit, completion) if raised is None else None
+                    if longer is not None:
+                        reasons.append(f"{exc.reason} ({where}, finish_reason 'length'); asked again with "
+                                       f"max_tokens={longer}")
+                        params = {**params, "max_tokens": longer}
+                        raised = longer
+                        continue
+                    again = ", also after asking again with a larger budget" if raised is not None else ""
+                    reasons.append(f"{exc.reason} ({where}, finish_reason 'length'){again}; allow longer answers "
+                                   "with -p max_tokens=N")
+                    break
                 reasons.append(exc.reason)
-                messages = [*messages, {"role": "assistant", "content": completion.text},
+                if reminders >= self.config.parse_retries:
+                    break
+                reminders += 1
+                shown = split_reasoning(completion.text)[0] or completion.text
+                messages = [*messages, {"role": "assistant", "content": shown},
                             {"role": "user", "content": parser_obj.reminder(**ctx)}]
                 continue
-            return Answer(value, completion.text, completions, prompt.name)
+            thoughts = "\n\n".join(t for t in (completion.reasoning, parsed.reasoning) if t)
+            return Answer(parsed.value, completion.text, completions, prompt.name, notes=parsed.notes,
+                          reasoning=thoughts, max_tokens_raised=raised)
         scope = _ITEM.get()
-        self.client.ledger.record_unparsed(scope.key if scope is not None else None)
+        self.client.ledger.record_unparsed(scope.key if scope is not None else None, kinds[-1])
         if scope is not None:
             scope.unparsed.extend(completions)  # dropped from the cache if the item fails
         else:
             self.client.forget(completions)  # outside an item: a failure is a failure, never replayed
+        details: dict[str, Any] = {"prompt": prompt.name, "answers": [c.text for c in completions],
+                                   "reasons": reasons, "finish_reasons": [c.finish_reason for c in completions]}
+        if any(c.reasoning for c in completions):
+            details["reasoning"] = [c.reasoning for c in completions]
         raise UnparsedAnswer(
-            f"no readable answer in {len(completions)} attempt(s) (prompt {prompt.name}): {reasons[-1]}",
-            {"prompt": prompt.name, "answers": [c.text for c in completions], "reasons": reasons})
+            f"no readable answer in {len(completions)} attempt(s) (prompt {prompt.name}): {reasons[-1]}", details)
 
     async def gather(self, *aws: Any) -> list[Any]:
         """``asyncio.gather`` that cancels the siblings when one fails."""

@@ -5,8 +5,9 @@ sentiment the text is rewritten towards the target polarity; for NLI the premise
 ``--edit-side hypothesis``, the hypothesis) is revised so the pair takes the target relation; for ratings
 the review is rewritten to fit the target rating. Prompts: ``zero-shot-<task>`` (see ``cfaug prompts``).
 
-No judge checks the result: ``meta["passed"]`` is False only when the model returned the text unchanged.
-Judge the output with an independent classifier before trusting the flips.
+No judge checks the result. An answer that is the original text again (up to case and spacing) is never
+written: an item whose every answer is unchanged gets no counterfactual, with the reason counted in the
+run summary. Judge the output with an independent classifier before trusting the flips.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from cfaug.config import param
-from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
 from cfaug.methods.base import METHODS, Preset
+
+
+#: why an item gets no counterfactual when every answer was the original text
+UNCHANGED = "the model returned the original text"
 
 
 @METHODS.register("zero-shot.v1", "LLM, one instruction: minimally edit the text so its label becomes the target")
@@ -61,14 +66,12 @@ class ZeroShot(LLMMethod):
         seen: set[str] = set()
         for sample, answer in enumerate(answers):
             text = answer.value
-            if text in seen:
-                continue
+            if text in seen or normalise(text) == normalise(original):
+                continue  # a repeat, or the original again: never written under the target label
             seen.add(text)
             fields = dict(item.record.fields)
             fields[role] = text
             meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}
-            changed = normalise(text) != normalise(original)
-            record_filters(meta, {"changed": changed},
-                           None if changed else {"changed": "the model returned the original text"})
+            record_filters(meta, {"changed": True})
             out.append(Counterfactual(item.record, fields, item.target, self.name, meta))
-        return out
+        return out or NoCounterfactual(UNCHANGED)

@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,9 @@ from cfaug.data.contract import output_columns
 from cfaug.data.fingerprint import hash_source, versions
 from cfaug.data.io import DataError, Dataset, detect_format, read_dataset, write_rows
 from cfaug.data.records import WorkItem
-from cfaug.data.schema import Schema
+from cfaug.data.schema import Schema, parse_label_map
 from cfaug.data.tasks import Task
-from cfaug.errors import CfaugError
+from cfaug.errors import CfaugError, aborts_run
 from cfaug.llm.redact import redact_argv, strip_userinfo
 from cfaug.llm.ledger import read_usage
 from cfaug.methods import build_method
@@ -63,15 +64,23 @@ class RunSummary:
     #: why items got no counterfactual, as the method said (reason -> items); filtered candidates not included
     without_reasons: dict[str, int] = field(default_factory=dict)
     items_failed: int = 0
+    first_error: str | None = None  #: the error of the first failed item, in input order (``Type: message``)
     counterfactuals_written: int = 0
     candidates_filtered_out: int = 0
+    #: share of the kept counterfactuals that the method's own judge counts as flipped
     flip_rate_own_judge: float | None = None
     own_judge: str | None = None
+    #: the P(target) at or above which the own judge counts a rewrite as flipped (None: not a threshold, or unknown)
+    own_judge_threshold: float | None = None
+    #: share of the kept counterfactuals whose own-judge P(target) is above 0.5 (None: no probabilities)
+    own_judge_above_half: float | None = None
     seconds: float = 0.0
     peak_memory_mb: float = 0.0
     run_dir: str = ""
     output: str | None = None
     rejects_file: str | None = None
+    #: which input column played which role (``text=Text, label=Sentiment, id=id``)
+    input_columns: str = ""
     columns: list[str] = field(default_factory=list)  #: the output's columns, in order
     extra: dict[str, Any] = field(default_factory=dict)
     #: whether every work item has a result (failed items count as done); False when the run stopped early
@@ -82,6 +91,7 @@ class RunSummary:
     def lines(self) -> list[str]:
         out = [
             f"rows read              {self.rows_read}",
+            *([f"columns used           {self.input_columns}"] if self.input_columns else []),
             f"rows rejected          {self.rows_rejected}" + (f"  (see {self.rejects_file})" if self.rows_rejected else ""),
             f"work items             {self.items}" + (f"  ({self.items_resumed} already done)" if self.items_resumed else ""),
             f"counterfactuals        {self.counterfactuals_written}",
@@ -91,22 +101,42 @@ class RunSummary:
         for reason, n in sorted(self.without_reasons.items(), key=lambda kv: -kv[1]):
             out.append(f"  {n:>5}  {reason}")
         if self.items_failed:
-            out.append(f"items failed           {self.items_failed}  (errors in results.jsonl)")
+            first = f"first: {_shorten(self.first_error)}; " if self.first_error else ""
+            out.append(f"items failed           {self.items_failed}  ({first}errors in results.jsonl)")
         if self.flip_rate_own_judge is not None:
-            out.append(f"flip rate ({self.own_judge}, the method's own judge)  {self.flip_rate_own_judge:.1%}")
+            out.append(f"flip rate, own judge   {self.own_judge_figure()}")
         for k, v in self.extra.items():
             out.append(f"{k:<22} {v}")
         out.append(f"time                   {self.seconds:.1f} s  (peak memory {self.peak_memory_mb:.0f} MB)")
         out.append(f"run directory          {self.run_dir}")
         if self.output:
             out.append(f"output                 {self.output}")
-        if self.complete:
+        if self.complete and self.items_failed:
+            out.append(f"status                 complete, with FAILED ITEMS: {self.items_failed} of {self.items} "
+                       + ("failed and no counterfactual was written" if not self.counterfactuals_written else
+                          "failed") + "; --retry-failed runs them again")
+        elif self.complete:
             out.append("status                 complete")
         else:
             out.append(f"status                 INCOMPLETE: stopped early, {self.items_not_done} of {self.items} items "
                        "not done" + (" (partial output written)" if self.output else "")
                        + "; rerun the same command to resume")
         return out
+
+    def own_judge_figure(self) -> str:
+        """The own-judge flip rate with the threshold behind it and the share above 0.5, e.g.
+        ``45.0% with P(target) >= 0.90 (tfidf-logreg; 83.3% above 0.5)``; empty without a flip rate."""
+        if self.flip_rate_own_judge is None:
+            return ""
+        text = f"{self.flip_rate_own_judge:.1%}"
+        if self.own_judge_threshold is not None:
+            t = self.own_judge_threshold
+            text += f" with P(target) >= {t:.2f}" if round(t, 2) == t else f" with P(target) >= {t:g}"
+        notes = [self.own_judge] if self.own_judge else []
+        if self.own_judge_above_half is not None:
+            notes.append(f"{self.own_judge_above_half:.1%} " + ("above 0.5" if self.own_judge_threshold is not None
+                                                                else "with P(target) above 0.5"))
+        return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 @dataclass
@@ -128,7 +158,9 @@ def make_task_from(options: RunOptions) -> Task:
 def make_schema(options: RunOptions) -> Schema:
     text_cols = {role: col for role, col in (("text", options.text_col), ("premise", options.premise_col),
                                               ("hypothesis", options.hypothesis_col)) if col}
-    return Schema(text_cols=text_cols, label_col=options.label_col, id_col=options.id_col)
+    task = make_task_from(options)
+    return Schema(text_cols=text_cols, label_col=options.label_col, id_col=options.id_col,
+                  label_map=parse_label_map(options.label_map, task))
 
 
 def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, Any] | None]:
@@ -155,7 +187,10 @@ def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, A
     if clash:
         raise ConfigError(f"--model {options.model} was trained with other values of {', '.join(sorted(clash))}; "
                           "train a new model or drop those parameters (or the preset)")
-    params = {**info.fit_params, **given}
+    # a method may add entries to its fit parameters that are no parameter of its config (CoBA: the sizes of
+    # the torch classifiers it trains); they identify the model, they are not passed back
+    known = {f.name for f in dataclass_fields(cls.Config)}
+    params = {**{k: v for k, v in info.fit_params.items() if k in known}, **given}
     return build_method(info.method, params, options.seed), params, asdict(info)
 
 
@@ -200,7 +235,7 @@ class Runner:
             "method": self.method.name,
             "params": self.method.identity_params(),
             "task": {"name": self.task.name, "target": self.task.target, "edit_roles": list(self.task.edit_roles)},
-            "schema": asdict(data.schema),
+            "schema": data.schema.to_config(),
             "seed": o.seed,
             "input": data.source,
             "input_hash": hash_source(self.source),
@@ -318,6 +353,7 @@ class Runner:
     def collect(self, data: Dataset, plan: Plan) -> tuple[list[dict[str, Any]], RunSummary]:
         rows, summary = _collect(plan.items, plan.done, self.options.keep_failed)
         summary.rows_read = data.rows_read
+        summary.input_columns = data.schema.describe()
         summary.rows_rejected = len(data.rejects)
         summary.items_resumed = len(plan.items) - len(plan.pending)
         summary.run_dir = str(self.rd.path)
@@ -327,6 +363,8 @@ class Runner:
         summary.items_not_done = sum(1 for it in plan.items if it.key not in plan.done)
         summary.stop_reason = self.stop_reason
         summary.complete = summary.items_not_done == 0
+        summary.first_error = next((plan.done[it.key].get("error") for it in plan.items
+                                    if plan.done.get(it.key, {}).get("status") == "error"), None)
         return rows, summary
 
     def write(self, data: Dataset, rows: list[dict[str, Any]], summary: RunSummary, manifest: dict[str, Any]) -> None:
@@ -491,8 +529,14 @@ def _peak_memory_mb() -> float:
 
 
 def _aborts(exc: BaseException) -> bool:
-    """Errors that stop the whole run instead of failing one item."""
-    return isinstance(exc, ConfigError) or (isinstance(exc, CfaugError) and exc.aborts_run)
+    """Errors that stop the whole run instead of failing one item (a configuration error among them)."""
+    return aborts_run(exc)
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    """The first line of ``text``, cut to ``limit`` characters."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def _may_concern_one_item(exc: BaseException) -> bool:
@@ -610,7 +654,8 @@ def _raise_first(finished: set[asyncio.Task[None]]) -> None:
 def _collect(items: Sequence[WorkItem], done: dict[str, dict[str, Any]], keep_failed: bool) -> tuple[list[dict[str, Any]], RunSummary]:
     rows: list[dict[str, Any]] = []
     s = RunSummary(items=len(items))
-    judged = flipped = 0
+    judged = flipped = probed = above_half = 0
+    thresholds: set[float] = set()
     for it in items:
         line = done.get(it.key)
         if line is None:
@@ -634,6 +679,14 @@ def _collect(items: Sequence[WorkItem], done: dict[str, dict[str, Any]], keep_fa
                 judged += 1
                 flipped += bool(own["flipped"])
                 s.own_judge = own.get("name", s.own_judge)
+                if isinstance(own.get("threshold"), (int, float)):
+                    thresholds.add(float(own["threshold"]))
+                if isinstance(own.get("target_prob"), (int, float)):
+                    probed += 1
+                    above_half += own["target_prob"] > 0.5
     s.counterfactuals_written = len(rows)
     s.flip_rate_own_judge = flipped / judged if judged else None
+    # one threshold decided every verdict: name it (several, e.g. a resumed run with a new setting: none)
+    s.own_judge_threshold = thresholds.pop() if len(thresholds) == 1 else None
+    s.own_judge_above_half = above_half / probed if probed else None
     return rows, s

@@ -62,3 +62,115 @@ def test_not_a_run_dir(tmp_path):
 def test_write_report_default_location(run_dir):
     out = write_report(run_dir)
     assert out == run_dir / "report.html" and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+# --- the first screen: summary, metrics, examples; run details folded at the end -----------------------------
+
+
+def element_paths(html: str) -> dict[str, list[list[str]]]:
+    """For each stripped text of the page, the open elements around it (tag or tag#id), outermost first."""
+    from html.parser import HTMLParser
+
+    void = {"br", "meta", "img", "input", "hr", "link"}
+
+    class Walk(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack: list[str] = []
+            self.texts: dict[str, list[list[str]]] = {}
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in void:
+                ident = dict(attrs).get("id")
+                self.stack.append(f"{tag}#{ident}" if ident else tag)
+
+        def handle_endtag(self, tag):
+            while self.stack:
+                if self.stack.pop().split("#")[0] == tag:
+                    break
+
+        def handle_data(self, data):
+            if data.strip():
+                self.texts.setdefault(data.strip(), []).append(list(self.stack))
+
+    w = Walk()
+    w.feed(html)
+    return w.texts
+
+
+def with_own_judge(run_dir, **extra):
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary.update({"flip_rate_own_judge": 0.45, "own_judge": "tfidf-logreg", "own_judge_threshold": 0.9,
+                    "own_judge_above_half": 50 / 60, "rows_read": 60, "counterfactuals_written": 58}, **extra)
+    (run_dir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    return run_dir
+
+
+def test_summary_metrics_and_examples_come_before_the_folded_run_details(run_dir):
+    html = build_report(with_own_judge(run_dir))
+    lead = html[html.index('id="summary"'):]
+    lead = lead[:lead.index("</p>")]
+    for part in ("auto-cad.v1", "60 rows read", "<b>58</b> counterfactuals written", "tfidf-logreg",
+                 "45.0% with P(target) \u2265 0.90 (83.3% above 0.5)"):
+        assert part in lead, part
+    order = [html.index(marker) for marker in ('id="summary"', '<section id="metrics"', '<section id="examples"',
+                                               '<section id="run"', "<h3>Parameters</h3>")]
+    assert order == sorted(order), order
+    texts = element_paths(html)
+    for text in ("Parameters", "variants", "Versions", "llm_requests"):  # headings, a parameter, LLM usage
+        (path,) = texts[text]
+        assert "details#run-details" in path and "section#run" in path, (text, path)
+    (heading,) = [path for path in texts["Metrics"] if path[-1] == "h2"]  # (the other is the nav link)
+    assert heading[-2] == "section#metrics" and not any(p.startswith("details") for p in heading)
+    assert not any(p.startswith("details") for p in texts["#1"][0])  # an example is not folded
+    assert '<details id="run-details" open' not in html  # folded unless opened
+
+
+def test_run_figures_name_the_own_judge_threshold(run_dir):
+    html = build_report(with_own_judge(run_dir))
+    assert ("<th>flip rate, the method&#39;s own judge (tfidf-logreg)</th>"
+            "<td>45.0% with P(target) \u2265 0.90 (83.3% above 0.5)</td>") in html
+
+
+def test_an_old_summary_without_a_threshold_still_shows_the_flip_rate(run_dir):
+    html = build_report(with_own_judge(run_dir, own_judge_threshold=None, own_judge_above_half=None))
+    assert "<td>45.0%</td>" in html and "P(target) \u2265" not in html
+
+
+# --- line breaks in texts -------------------------------------------------------------------------------------
+
+
+BROKEN = ("Great film.<br /><br />I <script>alert(1)</script> loved it.<BR>The end<br/>bye<br>."
+          "  &lt;br&gt; <br onclick=x>")
+
+
+def test_line_breaks_render_and_nothing_else_passes(tmp_path, make_run_dir, make_row):
+    rows = [make_row("1", BROKEN, BROKEN.replace("loved", "hated"), "positive", "negative", flipped=True)]
+    html = build_report(make_run_dir(tmp_path / "run", rows))
+    start = html.index('<div id="example-list">')
+    article = html[start:html.index("</section>", start)]
+    original, counterfactual = article.split("<h4>counterfactual</h4>")
+    assert ("Great film.<br><br>I &lt;script&gt;alert(1)&lt;/script&gt; <del>loved</del> it.<br>The end<br>bye<br>."
+            in original)
+    assert "<ins>hated</ins> it.<br>The end<br>bye<br>." in counterfactual
+    assert "<script>alert" not in html and html.count("<script>") == 1  # only the page's own
+    assert "&lt;br /&gt;" not in article and "&lt;br/&gt;" not in article and "&lt;BR&gt;" not in article
+    assert "&amp;lt;br&amp;gt;" in article  # an escaped tag in the data stays text
+    assert "&lt;br onclick=x&gt;" in article and "<br onclick" not in html  # only bare breaks become breaks
+    assert article.count("<br>") == 2 * 5
+
+
+def test_a_break_is_one_piece_of_the_diff(tmp_path, make_run_dir, make_row):
+    """A rewrite that drops a break: the whole break is deleted, never a part of its tag left as text."""
+    rows = [make_row("1", "so great.<br />Really", "so bad. Really", "positive", "negative", flipped=True)]
+    html = build_report(make_run_dir(tmp_path / "run", rows))
+    assert "<del>great</del>.<del><br></del>Really" in html and "<ins>bad</ins>.<ins> </ins>Really" in html
+    assert "&lt;" not in html[html.index('<div id="example-list">'):]
+
+
+def test_with_breaks_escapes_first():
+    from cfaug.evaluate.report.html_report import with_breaks
+
+    assert str(with_breaks('a<br />b<Br/>c<br>"d" & <b>e</b>')) == (
+        "a<br>b<br>c<br>&#34;d&#34; &amp; &lt;b&gt;e&lt;/b&gt;")
+    assert str(with_breaks("<br<script>>")) == "&lt;br&lt;script&gt;&gt;"

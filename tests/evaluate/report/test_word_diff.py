@@ -18,3 +18,11 @@ def test_pieces_join_back_to_both_texts():
 def test_identical_and_pure_insertion():
     assert word_diff("same text", "same text") == [Segment("equal", "same text")]
     assert word_diff("good", "not good") == [Segment("insert", "not "), Segment("equal", "good")]
+
+
+def test_an_html_line_break_is_one_piece():
+    segs = word_diff("so great.<br />Really", "so bad. Really")
+    assert Segment("delete", "<br />") in segs
+    assert word_diff("a<BR/>b", "a<BR/>c")[0] == Segment("equal", "a<BR/>")
+    left, right = side_by_side(word_diff("x<br>y <br />z", "x<br>w <br />z"))
+    assert "".join(s.text for s in left) == "x<br>y <br />z" and "".join(s.text for s in right) == "x<br>w <br />z"

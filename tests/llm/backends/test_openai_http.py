@@ -181,3 +181,25 @@ def test_a_rate_limited_endpoint_is_paused_while_another_serves(fake_llm, llm_se
 
 def test_budget_error_class_is_a_clean_stop():
     assert BudgetExceeded.clean_stop and BudgetExceeded.aborts_run
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])  # vLLM and llama.cpp; Ollama
+def test_reasoning_beside_the_content_is_kept_apart_and_cached(llm_server, llm_settings, fake_llm, field):
+    shaped = fake_llm.Shaped("<revised>A dull film.</revised>", reasoning="The user wants negative.",
+                             reasoning_field=field)
+    llm_server.add("hello", shaped)
+    [answer] = ask(llm_settings(llm_server), max_tokens=50)
+    assert answer.text == "<revised>A dull film.</revised>" and answer.reasoning == "The user wants negative."
+    assert answer.finish_reason == "stop" and not answer.truncated
+    [again] = ask(llm_settings(llm_server), max_tokens=50)  # from the cache, reasoning included
+    assert again.cached and again.reasoning == "The user wants negative." and llm_server.count() == 1
+
+
+def test_a_cut_off_answer_says_so(llm_server, llm_settings, fake_llm):
+    # vLLM with a reasoning parser, cut off while thinking: no content at all, finish_reason "length"
+    llm_server.add("hello", fake_llm.cut_at_max_tokens(fake_llm.Shaped("<revised>A dull film.</revised>",
+                                                                       reasoning="one two three four five six")))
+    [answer] = ask(llm_settings(llm_server), max_tokens=4)
+    assert answer.text == "" and answer.reasoning == "one two three four"
+    assert answer.finish_reason == "length" and answer.truncated and answer.tokens_out == 4
+    assert llm_server.requests[0].body["max_tokens"] == 4

@@ -363,12 +363,20 @@ def test_removal_and_replacement_giving_the_same_text_count_once(hf_results):
 
 
 def test_classifier_labels_must_be_task_labels(records, task, tiny_classifier_dir, tiny_mlm_dir, tmp_path):
-    cfg = AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir), classifier_labels="neg,pos",
+    cfg = AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir), classifier_labels="joy,anger",
                         mlm=str(tiny_mlm_dir), min_similarity=0)
     m = AutoCAD(cfg)
+    with pytest.raises(ConfigError, match=r"output 'joy' is not a label of the task \(negative, positive\); "
+                                          "pass -p classifier_labels="):
+        m.prepare(records, task, StageContext(progress=False))  # before any work
     m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False))
-    with pytest.raises(ConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
+    with pytest.raises(ConfigError, match=r"output 'joy' is not a label of the task"):
         m.load(tmp_path, task, StageContext(progress=False))
+    # spellings of the task's labels are mapped onto them
+    m = AutoCAD(AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir), classifier_labels="pos,neg",
+                              mlm=str(tiny_mlm_dir), min_similarity=0))
+    m.load(tmp_path, task, StageContext(progress=False))
+    assert m.classifier.labels == ("positive", "negative")
 
 
 def test_replacements_keep_the_word_class_of_the_replaced_word(default_method, default_results, items):
@@ -544,3 +552,23 @@ def test_a_plot_noun_that_weighs_little_next_to_the_top_term_stays_with_content_
     # an adjective is kept however little it weighs
     awful.importance = 0.0
     assert weighed_terms(tokens, [awful, waste], tags, LEX.antonyms, 0.9) == [awful, waste]
+
+
+def test_an_edit_that_changes_only_case_or_spacing_makes_no_candidate(default_method, items):
+    """Only an edit of the text itself may put the target label on it: a rewrite that equals the original up
+    to case and spacing is no candidate (the item then says why it has none)."""
+    from cfaug.methods.auto_cad.text import Edit
+
+    m, _ = default_method
+    item = items[0]
+    text = item.record.text()
+    tokens = tokenize(text)
+    word = next(t for t in tokens if t.is_word and t.text.lower() != t.text.upper())
+    same = [Edit(word.start, word.end, word.text.upper(), word.text, "replace")]
+    real = [Edit(word.start, word.end, "zzz", word.text, "replace")]
+    docs = [(tokens, [], 0)]
+    term = CausalTerm(head=0, phrase=(), kind="word", importance=1.0)
+    for edits, made in ((same, 0), (real, 1)):
+        results = [[]]
+        m._finish(m.classifier, [item], docs, [(0, "rep-ct", edits, [term], {})], results)
+        assert len(results[0]) == made

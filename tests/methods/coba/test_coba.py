@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cfaug.cli import main
+from cfaug.methods.coba.method import NO_PRINCIPAL_TRIPLE, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -84,6 +85,48 @@ def test_require_flip_drops_what_the_judge_does_not_flip(tmp_path, sentiment_tsv
     assert rows and all(r["meta"]["passed"] == (r["meta"]["own_judge"]["target_prob"] >= 0.99) for r in rows)
 
 
+def test_offline_never_writes_a_realisation_that_is_the_original(tmp_path, sentiment_tsv, monkeypatch):
+    from cfaug.methods.coba.offline import OfflinePlanner
+
+    monkeypatch.setattr(OfflinePlanner, "realise", lambda self, plan, text, *a, **kw: ("  " + text.lower(), {}))
+    out = tmp_path / "out.jsonl"
+    assert main(["augment", str(sentiment_tsv), "-o", str(out), "--method", "coba", "--no-progress", "--workers",
+                 "1", "--limit", "6", "--keep-failed", "-p", "models=tfidf-logreg", "-p", "importance=lime",
+                 "-p", "lime_samples=20"]) == 0
+    assert read_jsonl(out) == []
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["without_reasons"].get(REBUILT_ORIGINAL, 0) >= 1
+    assert sum(summary["without_reasons"].values()) == 6
+
+
+@pytest.mark.parametrize("mode", ["offline", "llm"])
+def test_an_attribution_method_that_cannot_explain_a_classifier_stops_before_any_item(
+        tmp_path, sentiment_tsv, capsys, monkeypatch, isolated_llm_cache, mode):
+    """A voter that can never vote (here: integrated gradients told it cannot explain the classifier) stops
+    the run with exit 2 and one message before its first item, instead of failing every item alike."""
+    from cfaug.config import ConfigError
+    from cfaug.importance.words import IntegratedGradients
+
+    def cannot(self, model):
+        raise ConfigError(f"integrated gradients cannot explain {model.name}")
+
+    monkeypatch.setattr(IntegratedGradients, "check", cannot)
+    out = tmp_path / "out" / "o.jsonl"
+    with FakeLLM(default_reply=scripted) as srv:
+        code = main(["augment", str(sentiment_tsv), "-o", str(out), "--method", "coba", "--no-progress",
+                     "--workers", "1", "-p", f"mode={mode}", "-p", "models=tfidf-logreg",
+                     "-p", "importance=lime,integrated-gradients", "-p", "lime_samples=20",
+                     "--llm-base-url", srv.base_url, "--llm-model", "m"])
+        assert srv.count("Break the text below") == 0
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "cfaug: error: coba: integrated gradients cannot explain" in err
+    assert "-p importance=... (now lime,integrated-gradients)" in err and "Traceback" not in err
+    results = out.parent / "o.jsonl.run" / "results.jsonl"
+    assert not results.exists() or results.read_text() == ""  # no item was run, none recorded
+    assert not out.exists()
+
+
 def test_offline_needs_two_labels_and_a_sentiment_task(tmp_path, capsys, nli_tsv):
     one = tmp_path / "one.tsv"
     one.write_text("Sentiment\tText\nPositive\tA great film.\nPositive\tA superb cast.\n", encoding="utf-8")
@@ -136,10 +179,21 @@ def test_llm_path_asks_extract_modify_and_reconstruct(tmp_path, sentiment_tsv):
         assert llm_augment(inp, out, srv, "-p", "candidates=2") == 0
         extract, modify, rebuild = (srv.count("Break the text below"), srv.count("Rewrite each of them"),
                                     srv.count("Write a text that states"))
-        assert extract == 8 and rebuild == 16 and 1 <= modify <= 8
+        modify_prompts = [r.prompt for r in srv.requests if "Rewrite each of them" in r.prompt]
         assert srv.count() == extract + modify + rebuild
+    # every item is extracted; only one with a principal triple is modified, and only one whose principal
+    # triples the modification changed is rebuilt (two candidates each)
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    reasons = summary["without_reasons"]
+    asked = [p.split("Triples:\n", 1)[1].split("\n\nWrite only", 1)[0] for p in modify_prompts]
+    changed = sum(1 for block in asked if any(w in FLIP for w in re.findall(r"\w+", block)))
+    assert extract == 8 and 1 <= modify <= 8 and rebuild == 2 * changed
+    assert reasons.get(NO_PRINCIPAL_TRIPLE, 0) == 8 - modify
+    assert reasons.get(PRINCIPAL_UNCHANGED, 0) == modify - changed
+    assert summary["items_without_counterfactual"] == 8 - changed and summary["items_failed"] == 0
     rows = read_jsonl(out)
-    assert rows
+    assert rows and all(any(t["before"] != t["after"] for t in r["meta"]["triples"] if t["category"] != "normal")
+                        for r in rows)
     r = next(r for r in rows if r["source_id"] == "r03")
     assert "excellent" not in r["Text"] and "poor" in r["Text"]
     m = r["meta"]
@@ -204,3 +258,77 @@ def test_llm_path_resumes_a_run_without_asking_again(tmp_path, sentiment_tsv):
         assert llm_augment(inp, out, srv, "--no-cache") == 0
         assert srv.count("Break the text below") == 3
     assert len({r["source_id"] for r in read_jsonl(out)}) == 6
+
+
+def _extract_only(reply):
+    """``scripted``, with the extraction answered by ``reply(text)``."""
+    def answer(body, prompt):
+        if "Break the text below" in prompt:
+            return reply(prompt.rsplit("Text:", 1)[1].strip())
+        return scripted(body, prompt)
+
+    return answer
+
+
+LIGHT = ["-p", "models=tfidf-logreg", "-p", "importance=lime", "-p", "lime_samples=40"]
+
+
+def test_llm_path_writes_nothing_for_an_item_with_no_principal_triple(tmp_path, sentiment_tsv, isolated_llm_cache):
+    """Triples that hold no word of the text carry no label: nothing is modified, nothing is rebuilt under
+    the target label, and the summary counts why."""
+    rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:5]
+    inp = tmp_path / "in.tsv"
+    inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeLLM(default_reply=_extract_only(lambda text: "1. qzx | vrop | blint")) as srv:
+        assert llm_augment(inp, out, srv, *LIGHT) == 0
+        assert srv.count("Break the text below") == 4
+        assert srv.count("Rewrite each of them") == 0 and srv.count("Write a text that states") == 0
+    assert read_jsonl(out) == []
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["without_reasons"] == {NO_PRINCIPAL_TRIPLE: 4} and summary["counterfactuals_written"] == 0
+    lines = read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")
+    assert {ln["status"] for ln in lines} == {"no_counterfactual"} and all(not ln["counterfactuals"] for ln in lines)
+
+
+@pytest.mark.parametrize("modify", ["same", "fewer", "rebuilt-original"])
+def test_llm_path_writes_nothing_when_no_principal_triple_was_changed(tmp_path, sentiment_tsv, isolated_llm_cache,
+                                                                      modify):
+    """The modification gives the triples back unchanged (up to case and spacing), or fewer of them with
+    none changed: no rebuild is asked. A rebuilt text that is the original again is not written either."""
+    rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:5]
+    inp = tmp_path / "in.tsv"
+    inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
+    originals = [line.split("\t")[-1] for line in rows_in[1:]]
+
+    def as_triple(text):
+        words = text.strip().rstrip(".").split()
+        return f"{words[0]} | {words[1]} | {' '.join(words[2:])}"
+
+    def reply(body, prompt):
+        if "Break the text below" in prompt:  # the whole text, twice: both triples hold its opinion words
+            triple = as_triple(prompt.rsplit("Text:", 1)[1])
+            return f"1. {triple}\n2. {triple}"
+        if "Rewrite each of them" in prompt:
+            lines = prompt.split("Triples:\n", 1)[1].split("\n\nWrite only", 1)[0].splitlines()
+            assert len(lines) == 2
+            if modify == "same":
+                return "\n".join("  " + line.upper().replace(" | ", "  |  ") for line in lines)
+            if modify == "fewer":
+                return lines[0]
+            return "\n".join(line + " indeed" for line in lines)
+        if "Write a text that states" in prompt:
+            return "<revised> " + next(o for o in originals if as_triple(o) in prompt) + " </revised>"
+        return "OK"
+
+    out = tmp_path / "out.jsonl"
+    with FakeLLM(default_reply=reply) as srv:
+        assert llm_augment(inp, out, srv, *LIGHT) == 0
+        assert srv.count("Rewrite each of them") == 4
+        rebuilt = srv.count("Write a text that states")
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert read_jsonl(out) == [] and summary["counterfactuals_written"] == 0 and summary["items_failed"] == 0
+    if modify == "rebuilt-original":
+        assert rebuilt == 4 and summary["without_reasons"] == {REBUILT_ORIGINAL: 4}
+    else:
+        assert rebuilt == 0 and summary["without_reasons"] == {PRINCIPAL_UNCHANGED: 4}

@@ -197,6 +197,17 @@ def test_not_aligned_best_is_marked_failed(serve, scripted, run_method):
     assert rows[0]["meta"]["filters"] == {"aligned": False, "changed": True} and not rows[0]["meta"]["passed"]
 
 
+def test_a_best_candidate_that_is_the_original_is_never_written(serve, scripted, run_method):
+    original = REVIEW[0]["text"]
+    model = scripted(**{"few-shot": [f"<revised>{original}</revised>", f"<revised> {original.upper()} </revised>"],
+                        "judge": ["positive"], "compare": [revised(original)]})
+    srv = serve(model)
+    summary, rows, lines = run_method("compare-generate", REVIEW, srv, patience=1, require_alignment=False)
+    assert rows == [] and summary.items_failed == 0 and summary.counterfactuals_written == 0
+    assert lines[0]["status"] == "no_counterfactual"
+    assert summary.without_reasons == {"the best candidate is the original text": 1}
+
+
 def test_local_judge_makes_no_judge_requests(serve, scripted, run_method, tmp_path):
     train = tmp_path / "judge.tsv"
     train.write_text("text\tlabel\n" + "".join(

@@ -36,3 +36,13 @@ def test_cot_nli_prompt_for_hypothesis_edits(serve, scripted, run_method, fixtur
     assert "Revise the next pair in the same way, step by step." in prompt
     assert "Revised hypothesis: <revised>" in prompt and "The premise stays as it is." in prompt
     assert all(r["hypothesis"] == "A man is asleep." and r["premise"] == "A man is reading on a sofa." for r in rows)
+
+
+def test_an_answer_that_is_the_original_is_never_written(serve, scripted, run_method):
+    review = [{"id": "a", "text": "A great film with a warm heart.", "label": "positive"}]
+    model = scripted(cot=["Causal words: great\nReplacements: none needed\n"
+                          "Revised text: <revised>A great film with a warm heart.</revised>"])
+    srv = serve(model)
+    summary, rows, lines = run_method("cot", review, srv)
+    assert rows == [] and summary.without_reasons == {"the answer is the original text": 1}
+    assert lines[0]["status"] == "no_counterfactual"

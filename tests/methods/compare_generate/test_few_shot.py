@@ -49,14 +49,13 @@ def test_demonstrations_from_a_paired_file_seeded_per_item(serve, scripted, run_
     assert {r["source_id"]: r["meta"]["demos"] for r in rows} == {r["source_id"]: r["meta"]["demos"] for r in rows2}
 
 
-def test_unchanged_answer_is_filtered(serve, scripted, run_method):
-    model = scripted(**{"few-shot": ["<revised>A great film with a warm heart.</revised>"]})
+def test_unchanged_answer_is_never_written(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["<revised>  a great film  with a WARM heart. </revised>"]})
     srv = serve(model)
-    summary, rows, _ = run_method("few-shot", REVIEW, srv)
-    meta = rows[0]["meta"]
-    assert meta["passed"] is False and meta["filters"] == {"changed": False}
-    assert meta["filter_notes"]["changed"] == "the answer is the original text"
-    assert summary.candidates_filtered_out == 1
+    summary, rows, lines = run_method("few-shot", REVIEW, srv)  # keep_failed=True: still not written
+    assert rows == [] and summary.counterfactuals_written == 0 and summary.items_failed == 0
+    assert lines[0]["status"] == "no_counterfactual" and lines[0]["reason"] == "the answer is the original text"
+    assert summary.without_reasons == {"the answer is the original text": 1}
 
 
 def test_prompt_parameter_overrides_the_main_prompt(serve, scripted, run_method, tmp_path):

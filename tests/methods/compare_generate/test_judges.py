@@ -43,8 +43,11 @@ def test_hf_judge_by_local_path(tiny_classifier_dir):
     judge = build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir))  # type: ignore[arg-type]
     assert judge.predict({"text": "a great film"}, "negative").label in ("negative", "positive")
     assert judge.describe()["path"] == str(tiny_classifier_dir)
-    with pytest.raises(ConfigError, match=r"classifier labels \['neg', 'pos'\] are not labels of task sentiment"):
-        build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir), labels="neg,pos")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"output 'joy' is not a label of the task \(negative, positive\)"):
+        build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir), labels="joy,anger")  # type: ignore[arg-type]
+    # spellings of the task's labels map onto them
+    spelled = build_judge("hf", None, make_task("sentiment"), model=str(tiny_classifier_dir), labels="pos,neg")  # type: ignore[arg-type]
+    assert spelled.describe()["labels"] == ["positive", "negative"]
 
 
 def test_judge_parameters_are_checked(tmp_path):

@@ -125,7 +125,8 @@ SEARCH_DEFAULTS = {"judge": "llm", "judge_data": None, "judge_model": None, "jud
                    "relevance": "auto", "style_threshold": 4.0, "init_temperature": 0.7, "require_alignment": True}
 OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
                 "compare-generate": {"max_steps": 10, "patience": 5}}
-NEW_DEFAULTS = {"prompt_set": "default", "demo_group": False}
+NEW_DEFAULTS = {"prompt_set": "default", "demo_group": False, "length_retry_max_tokens": 8192,
+                "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": 0.5}
 NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale"}
 
 PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}

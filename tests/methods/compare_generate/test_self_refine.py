@@ -47,3 +47,13 @@ def test_an_unreadable_refinement_ends_the_rounds_with_the_last_revision(serve, 
     assert rows[0]["text"] == "A dull film with a cold heart." and meta["rounds"] == 1
     assert meta["trajectory"][-1]["error"].startswith("unreadable answer")
     assert len(model.asked["refine"]) == 2
+
+
+def test_a_last_revision_that_is_the_original_is_never_written(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["<revised>A dull film with a warm heart.</revised>"],
+                        "feedback": ["The edit was not needed."],
+                        "refine": ["<revised>A great film with a warm heart.</revised>"]})
+    srv = serve(model)
+    summary, rows, lines = run_method("self-refine", REVIEW, srv, rounds=1)  # keep_failed=True
+    assert rows == [] and summary.items_failed == 0
+    assert lines[0]["status"] == "no_counterfactual" and lines[0]["reason"] == "the last revision is the original text"

@@ -170,3 +170,22 @@ def test_document_pairs_are_learnt_sentence_by_sentence(files, tmp_path, monkeyp
     code, _, err = cli("train", "lass", "--train-data", corpus, "-o", tmp_path / "m1", "--no-progress",
                        "-p", f"pairs={one}", "-p", "pair_unit=sentence", *small)
     assert code == 2 and "1 positive/negative sentence pairs found" in err
+
+
+def test_a_reproduction_equal_to_its_content_parent_is_never_written(model, files, tmp_path, monkeypatch):
+    """A decoder that writes the content parent back has not transferred the sentiment: the text keeps its
+    label, so nothing is written under the target, even with --keep-failed, and the summary says why."""
+    import cfaug.methods.lass.training as training
+
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(training, "reproduce", lambda model, vocab, contents, parents, **kw: [
+        "  " + c.upper() for c in contents])
+    folder, _ = model
+    d, corpus, _ = files
+    out = tmp_path / "out.jsonl"
+    code, _, err = cli("augment", corpus, "-o", out, "--method", "lass", "--model", folder, "--no-progress",
+                       "--keep-failed", "--workers", "1", "--limit", "6", *TINY)
+    assert code == 0, err
+    assert out.read_text() == ""
+    summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
+    assert summary["without_reasons"] == {"the reproduction equals the content parent": 6}

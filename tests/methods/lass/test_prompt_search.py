@@ -111,3 +111,54 @@ def test_demos_file_and_prompt_id(tmp_path):
     assert (tmp_path / "d.tsv").read_text().splitlines() == [
         "batch_id\tlabel\ttext", "0\tpositive\ta fine film .", "0\tnegative\ta dull film ."]
     assert prompt_id(START) == prompt_id(list(START)) != prompt_id(START * 2)
+
+
+class StartOutcome:
+    """Under the starting prompt only r0 succeeds; any example then makes everything succeed."""
+
+    kind = "scripted"
+
+    def generate(self, seq, items, targets, temperature, sample):
+        return ["ok" if len(seq) > len(START) or r.id == "r0" else "bad" for r in items]
+
+    def score(self, pid, items, targets, outputs):
+        return [int(o == "ok") for o in outputs]
+
+
+def _first_examples(first_candidates):
+    o = StartOutcome()
+    drawn = set()
+    for seed in range(30):
+        result = search_prompt(REVIEWS, TARGETS, START, ANNOTATED, o.generate, o,
+                               SearchSettings(seed=seed, first_candidates=first_candidates))
+        assert result.first_candidates == first_candidates and result.start_success == pytest.approx(1 / 6)
+        drawn.add(result.steps[0].example)
+    return drawn
+
+
+def test_algorithm_1_draws_the_first_example_from_all_reviews_successes_included():
+    # C = I (the paper): the review the starting prompt already rewrites well can be drawn too
+    assert "review 0 was great ." in _first_examples("all")
+    # the default draws only from the failures
+    failures = _first_examples("failures")
+    assert "review 0 was great ." not in failures and len(failures) > 1
+
+
+def test_first_candidates_is_checked():
+    o = StartOutcome()
+    with pytest.raises(ValueError, match="first_candidates"):
+        search_prompt(REVIEWS, TARGETS, START, ANNOTATED, o.generate, o, SearchSettings(first_candidates="some"))
+
+
+def test_the_paper_preset_of_the_command_draws_from_all_reviews():
+    from cfaug.cli import build_parser
+    from cfaug.cli.prompt_search import FIRST_CANDIDATES, first_candidates
+    from cfaug.methods.lass import prompt_search
+
+    assert FIRST_CANDIDATES == prompt_search.FIRST_CANDIDATES
+    base = ["prompt-search", "eval.tsv", "-o", "out", "--judge-train", "train.tsv"]
+    parse = build_parser().parse_args
+    assert first_candidates(parse(base)) == "failures" == SearchSettings().first_candidates
+    assert first_candidates(parse([*base, "--preset", "paper"])) == "all"
+    assert first_candidates(parse([*base, "--preset", "paper", "--first-candidates", "failures"])) == "failures"
+    assert first_candidates(parse([*base, "--first-candidates", "all"])) == "all"

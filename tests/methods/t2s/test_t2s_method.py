@@ -166,3 +166,37 @@ def test_a_changed_parameter_redoes_its_step_and_those_after(toy, tmp_path):
     assert facts["generator_sl"]["epochs"] == 1
     assert stamp("extractor") == before["extractor"] and stamp("pool.jsonl") == before["pool.jsonl"]
     assert stamp("fluency") != before["fluency"]
+    # the reward's scale is a PPO parameter: only PPO is redone, and its record holds what the reward is made of
+    fluency = stamp("fluency")
+    config = _config(unlabeled, ppo_steps=2, generator_epochs=1, reward_scale="logit")
+    facts = T2S(config, seed=0).fit(records, task, ctx)
+    assert stamp("fluency") == fluency
+    ppo = facts["ppo"]
+    assert ppo["reward_scale"] == "logit"
+    for key in ("reward", "alignment", "fluency", "length_penalty"):
+        assert ppo[f"{key}_first_tenth"] is not None and ppo[f"{key}_last_tenth"] is not None
+    assert 0.0 <= ppo["alignment_first_tenth"] <= 1.0 and 0.0 <= ppo["fluency_first_tenth"] <= 1.0
+    history = json.loads((tmp_path / "ppo" / "ppo_history.json").read_text())
+    assert {"fluency_logit", "alignment_logit"} <= set(history[0])
+
+
+def test_a_folder_recorded_before_reward_scale_keeps_its_ppo_step(tmp_path):
+    from cfaug.methods.t2s.method import FACTS_FILE, STEPS_KEY
+
+    records = [Record("1", {"text": "the food was great ."}, "[([1], [3], 'POS')]")]
+    ctx = FitContext(seed=0, progress=False, log=lambda m: None, artifact_dir=tmp_path)
+
+    def invalidate(config):
+        facts = json.loads((tmp_path / FACTS_FILE).read_text()) if (tmp_path / FACTS_FILE).exists() else {}
+        T2S(config, seed=0)._invalidate(facts, records, ctx)
+        return facts
+
+    facts = invalidate(T2SConfig())
+    facts["ppo"] = {"steps": 1}
+    del facts[STEPS_KEY]["ppo"]["reward_scale"]  # as a folder made before the parameter existed records it
+    (tmp_path / FACTS_FILE).write_text(json.dumps(facts))
+    (tmp_path / "generator").mkdir()
+    assert "ppo" in invalidate(T2SConfig()) and (tmp_path / "generator").exists()  # made with probabilities
+    facts = invalidate(T2SConfig(reward_scale="logit"))
+    assert "ppo" not in facts and not (tmp_path / "generator").exists()
+    assert facts[STEPS_KEY]["ppo"]["reward_scale"] == "logit"

@@ -294,6 +294,68 @@ def test_rewards_are_fluency_plus_alignment_minus_penalty():
     assert ali.calls == [(["food | great | positive"] * 3, sentences)]
 
 
+class FixedClassifier:
+    """A trained classifier stand-in: fixed probability rows, whatever the inputs."""
+
+    name = "fixed"
+
+    def __init__(self, labels, rows):
+        self.labels, self.rows, self.inputs = list(labels), np.asarray(rows, dtype=float), []
+
+    def predict_proba(self, inputs):
+        self.inputs.append(list(inputs))
+        return self.rows[: len(inputs)]
+
+
+def _discriminators(p_flu, p_ali):
+    from cfaug.judges.aste_discriminators import AlignmentDiscriminator, FluencyDiscriminator
+
+    # the positive label is not the first column, so the column lookup is exercised too
+    flu = FluencyDiscriminator(FixedClassifier([NOT_FLUENT, FLUENT], [[1 - p, p] for p in p_flu]))
+    ali = AlignmentDiscriminator(FixedClassifier([NOT_ALIGNED, ALIGNED], [[1 - p, p] for p in p_ali]))
+    return flu, ali
+
+
+def test_reward_on_logits_is_the_log_odds_of_both_discriminators_minus_the_penalty():
+    lab = {"id": "a", "label_seq": "Food | Great | positive"}
+    tpl4 = {"id": "b", "template": "root [ nsubj [ det ] punct ]"}
+    sentences = ["good food", "the food was really great", "great food ."]
+    pairs = [(lab, tpl4)] * 3
+    p_flu, p_ali = [0.9, 0.5, 0.2], [0.25, 0.8, 0.99]
+    flu, ali = _discriminators(p_flu, p_ali)
+    pen = np.array([1.0, 0.0, 0.25])  # (4 - 2)^2 / 4, 0, (4 - 3)^2 / 4
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    scores, parts = rewards(sentences, pairs, flu, ali, "logit")
+    assert scores == pytest.approx(logit(np.array(p_flu)) + logit(np.array(p_ali)) - pen)
+    assert scores[0] == pytest.approx(np.log(9) + np.log(1 / 3) - 1.0)
+    # the log has the probabilities and the penalty beside the reward, and the terms the reward added
+    assert parts == pytest.approx({"fluency": np.mean(p_flu), "alignment": np.mean(p_ali), "length_penalty": 1.25 / 3,
+                                   "fluency_logit": logit(np.array(p_flu)).mean(),
+                                   "alignment_logit": logit(np.array(p_ali)).mean()})
+    # the same discriminators on the probability scale: the sum of the probabilities
+    prob_scores, prob_parts = rewards(sentences, pairs, *_discriminators(p_flu, p_ali), "prob")
+    assert prob_scores == pytest.approx(np.array(p_flu) + np.array(p_ali) - pen)
+    assert set(prob_parts) == {"fluency", "alignment", "length_penalty"}
+    with pytest.raises(ValueError, match="scale"):
+        rewards(sentences, pairs, *_discriminators(p_flu, p_ali), "logits")
+
+
+def test_the_paper_preset_rewards_logits_the_default_probabilities():
+    from cfaug.methods import build_method
+
+    assert build_method("t2s", {"unlabeled": "u.txt"}, preset="paper").config.reward_scale == "logit"
+    assert build_method("t2s", {}).config.reward_scale == "prob"
+
+
+def test_log_odds_are_clipped_where_a_discriminator_is_certain():
+    from cfaug.judges.aste_discriminators import LOGIT_EPS, log_odds
+
+    values = log_odds([0.0, 0.5, 1.0])
+    bound = np.log((1 - LOGIT_EPS) / LOGIT_EPS)
+    assert values == pytest.approx([-bound, 0.0, bound])
+    assert np.isfinite(values).all()
+
+
 # ------------------------------------------------------------------------------------------------ pool
 
 

@@ -89,6 +89,26 @@ class Crash(Upper):
         return text
 
 
+class Misconfigured(Upper):
+    """Raises a configuration error on record ``r3``: every item would fail the same way."""
+
+    name = "ray-test-misconfigured.v1"
+
+    def rewrite(self, text):
+        if text == "review 3 was good":
+            raise ConfigError("the service this method needs is not configured")
+        return text
+
+
+class LoadMisconfigured(Suffixed):
+    """Cannot load its artifacts: a configuration error while an actor builds the method."""
+
+    name = "ray-test-load-misconfigured.v1"
+
+    def load(self, artifact_dir, task, ctx):
+        raise ConfigError("the classifier this method loads cannot be used")
+
+
 SCHEMA = Schema(text_cols={"text": "text"}, label_col="label")
 TASK = make_task("sentiment")
 ITEMS = [WorkItem(Record(f"r{i}", {"text": f"review {i} was good"}, "positive"), "negative") for i in range(50)]
@@ -99,12 +119,12 @@ BATCHES = [ITEMS[i:i + 7] for i in range(0, len(ITEMS), 7)]
 def registered():
     """The test methods in the driver's registry; actors receive the classes by value (this module is not
     importable in a Ray worker)."""
-    for cls in (Upper, Suffixed, Crash):
+    for cls in (Upper, Suffixed, Crash, Misconfigured, LoadMisconfigured):
         METHODS._entries[cls.name] = Entry(cls.name, "test method", cls)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield
     ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    for cls in (Upper, Suffixed, Crash):
+    for cls in (Upper, Suffixed, Crash, Misconfigured, LoadMisconfigured):
         METHODS._entries.pop(cls.name, None)
 
 
@@ -241,6 +261,18 @@ def test_missing_artifacts_fail_clearly(cluster, tmp_path):
 def test_a_dying_actor_stops_the_run_clearly(cluster):
     with pytest.raises(RayEngineError, match="died while running a batch"):
         collect(RayEngine(), job("ray-test-crash"), BATCHES[:1])
+
+
+def test_a_configuration_error_stops_the_run_as_itself(cluster, artifacts):
+    """A ConfigError in a batch or while an actor builds the method is raised as such (the command exits
+    2 with its message), not recorded per item nor reported as a cluster failure."""
+    lines = []
+    with pytest.raises(ConfigError, match="not configured"):
+        RayEngine().execute(job("ray-test-misconfigured"), BATCHES[:1], lines.append)
+    assert lines == []
+    with pytest.raises(ConfigError, match="cannot be used"):
+        RayEngine().execute(job("ray-test-load-misconfigured", str(artifacts)), BATCHES[:1], lines.append)
+    assert lines == []
 
 
 def test_gpus_the_cluster_lacks_fail_before_starting_actors(cluster):

@@ -1,9 +1,15 @@
-"""Build the HTML report of a run directory: what was run, label distributions, metrics, and examples
-with their edits highlighted, filterable by method and by each generation filter.
+"""Build the HTML report of a run directory: metrics, label distributions, examples with their edits
+highlighted (filterable by method and by each generation filter), and what was run.
+
+The page opens with what a reader comes for: a one-line summary (method, rows, counterfactuals, the
+method's own flip rate), the metrics and the examples; what was run (counts, parameters, versions) is
+folded at the end.
 
 The page is one self-contained file: styles, script and charts are inline, nothing is fetched. All text
 from the data is HTML-escaped by the template engine (autoescape), and a Content-Security-Policy lets
-only the page's own script (by hash) run, so a review containing ``<script>`` stays text.
+only the page's own script (by hash) run, so a review containing ``<script>`` stays text. The one
+exception is a line break written as ``<br>``, ``<br/>`` or ``<br />`` (as in IMDB reviews): after
+escaping, exactly those escaped forms become ``<br>`` elements (:func:`with_breaks`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -27,6 +34,20 @@ from cfaug.judges.similarity import token_edit_rate
 ASSETS = Path(__file__).parent / "assets"
 SHOWN_VERSIONS = ("cfaug", "python", "platform", "torch", "transformers", "sentence-transformers",
                   "scikit-learn", "numpy")
+
+
+#: an escaped ``<br>``, ``<br/>`` or ``<br />`` (any case): the only markup from the data the page renders
+_ESCAPED_BREAK = re.compile(r"&lt;br\s*/?&gt;", re.IGNORECASE)
+
+
+def with_breaks(text: str) -> Any:
+    """``text`` HTML-escaped, with each ``<br>``, ``<br/>`` or ``<br />`` in it shown as a line break.
+
+    Everything is escaped first, so the only markup that can come out is the ``<br>`` put in here.
+    """
+    from markupsafe import Markup, escape
+
+    return Markup(_ESCAPED_BREAK.sub("<br>", str(escape(text))))
 
 
 class ReportError(ValueError):
@@ -60,6 +81,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     env = Environment(loader=FileSystemLoader(str(ASSETS)), autoescape=select_autoescape(["j2", "html"]),
                       trim_blocks=True, lstrip_blocks=True)
+    env.filters["with_breaks"] = with_breaks
     labels = _labels_section(pairs, config, path)
     labels["charts"] = [Markup(c) for c in labels["charts"]]
     return env.get_template("page.html.j2").render(
@@ -109,9 +131,10 @@ def _run_section(config: dict[str, Any], manifest: dict[str, Any], summary: dict
     counts = [(k.replace("_", " "), summary[k]) for k in (
         "rows_read", "rows_rejected", "items", "items_without_counterfactual", "items_failed",
         "counterfactuals_written", "candidates_filtered_out") if k in summary]
-    if summary.get("flip_rate_own_judge") is not None:
-        counts.append((f"flip rate, {summary.get('own_judge')} (the method's own judge)",
-                       f"{100 * summary['flip_rate_own_judge']:.1f}%"))
+    own_judge = own_judge_figure(summary)
+    if own_judge:
+        name = summary.get("own_judge")
+        counts.append(("flip rate, the method's own judge" + (f" ({name})" if name else ""), own_judge))
     params = [(k, json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v)
               for k, v in (config.get("params") or {}).items()]
     cmd = manifest.get("command")
@@ -124,8 +147,27 @@ def _run_section(config: dict[str, Any], manifest: dict[str, Any], summary: dict
         "command": " ".join(cmd) if isinstance(cmd, list) else (cmd or ""), "counts": counts, "params": params,
         "llm": llm, "extra": other, "versions": [(k, versions[k]) for k in SHOWN_VERSIONS if versions.get(k)],
         "facts": json.dumps(manifest.get("method_facts"), indent=2, ensure_ascii=False) if manifest.get("method_facts") else "",
-        "counterfactuals": sum(p.passed for p in pairs.pairs), "n_items": summary.get("items", "?"),
+        "counterfactuals": summary.get("counterfactuals_written", sum(p.passed for p in pairs.pairs)),
+        "n_items": summary.get("items", "?"), "rows": summary.get("rows_read", summary.get("items", "?")),
+        "own_judge": own_judge, "own_judge_name": summary.get("own_judge") or "",
     }
+
+
+def own_judge_figure(summary: dict[str, Any]) -> str:
+    """The method's own flip rate from ``summary.json``, naming the P(target) it counts from and the share
+    above 0.5 when the run recorded them: ``45.0% with P(target) ≥ 0.90 (83.3% above 0.5)``. Empty when
+    the method has no own judge."""
+    rate = summary.get("flip_rate_own_judge")
+    if not isinstance(rate, (int, float)):
+        return ""
+    text = f"{rate:.1%}"
+    t = summary.get("own_judge_threshold")
+    if isinstance(t, (int, float)):
+        text += f" with P(target) \u2265 {t:.2f}" if round(t, 2) == t else f" with P(target) \u2265 {t:g}"
+    half = summary.get("own_judge_above_half")
+    if isinstance(half, (int, float)):
+        text += f" ({half:.1%} " + ("above 0.5)" if isinstance(t, (int, float)) else "with P(target) above 0.5)")
+    return text
 
 
 def _input_labels(config: dict[str, Any], pairs: PairSet, run_dir: Path) -> Counter[str] | None:

@@ -1,7 +1,9 @@
 """Word-level diff of an original and its counterfactual, for highlighting edits.
 
 Texts are split into words, punctuation marks and whitespace runs; whitespace is kept so the pieces
-join back into the exact texts. A replaced span becomes a deletion followed by an insertion.
+join back into the exact texts. A line break written as HTML (``<br>``, ``<br/>``, ``<br />``, as in IMDB
+reviews) is one piece, so no segment boundary falls inside it and the report can show it as a break. A
+replaced span becomes a deletion followed by an insertion.
 
 >>> [(s.op, s.text) for s in word_diff("a good film", "a bad film")]
 [('equal', 'a '), ('delete', 'good'), ('insert', 'bad'), ('equal', ' film')]
@@ -13,7 +15,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-_PIECES = re.compile(r"\s+|\w+(?:'\w+)*|[^\w\s]", re.UNICODE)
+_PIECES = re.compile(r"(?i:<br\s*/?>)|\s+|\w+(?:'\w+)*|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True)

@@ -196,8 +196,11 @@ class OpenAIBackend(Backend):
         try:
             data = json.loads(raw)
             choice = data["choices"][0]
+            reasoning = None
             if self.settings.api == "chat":
-                text = choice["message"].get("content") or ""
+                message = choice["message"]
+                text = message.get("content") or ""
+                reasoning = _reasoning(message)
             else:
                 text = choice.get("text") or ""
             usage = data.get("usage") or {}
@@ -212,7 +215,7 @@ class OpenAIBackend(Backend):
             tokens_in, tokens_out = estimate_tokens(request.prompt_as_text()), estimate_tokens(text)
         return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out,
                           finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.settings.model),
-                          usage_estimated=estimated)
+                          usage_estimated=estimated, reasoning=reasoning)
 
     def _raise_for(self, status: int, raw: bytes, headers: Any, ep: Endpoint) -> None:
         message = self._redact(_error_message(raw))
@@ -232,6 +235,21 @@ class OpenAIBackend(Backend):
     def _redact(self, text: str) -> str:
         """A server's or an exception's text fit to be shown or stored: see :func:`redact_secrets`."""
         return redact_secrets(text, self._secrets)
+
+
+#: Where OpenAI-compatible servers put a reasoning model's thinking, beside ``content``: vLLM and llama.cpp's
+#: server (``reasoning_content``), Ollama and newer vLLM releases (``reasoning``).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _reasoning(message: Any) -> str | None:
+    """The reasoning a chat answer's message carries apart from its content (None when there is none)."""
+    parts = []
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if isinstance(value, str) and value.strip() and value not in parts:
+            parts.append(value)
+    return "\n\n".join(parts) if parts else None
 
 
 def _basic_auth(url: str) -> str | None:

@@ -33,7 +33,7 @@ from cfaug.config import ConfigError, param
 from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.filters.base import apply_filters, build_filter, record_filters
-from cfaug.filters.builtin import MinSimilarity
+from cfaug.filters.builtin import MinSimilarity, normalise
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
 from cfaug.judges.similarity import token_edit_rate
@@ -55,6 +55,7 @@ from cfaug.methods.auto_cad.word_roles import in_name, nominal_adjective, topica
 from cfaug.methods.auto_cad.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
                                          sentence_spans, tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
+from cfaug.nlp.inflect import doc_tags
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.folds import fold_of
@@ -226,7 +227,10 @@ class AutoCAD(Method):
         self.check_task(task)
         c = self.config
         if self.classifier_kind == "hf-classifier" and self._classifier_params.get("path"):
-            resolve_local_model(self._classifier_params["path"], "classifier")
+            from cfaug.judges.classifier import check_classifier_folder
+
+            check_classifier_folder(self._classifier_params["path"], labels=self._classifier_params.get("labels"),
+                                    label_space=task.label_space, flag="-p classifier_labels=")
         if c.mlm:
             resolve_local_model(c.mlm, "masked language model")
         if c.encoder:
@@ -282,8 +286,9 @@ class AutoCAD(Method):
                     continue
                 judge = build_judge({"C": 10.0, "min_df": 2, **self.spec, "data": None}, jctx)
                 if data:
-                    judge.fit([judge_input(r.fields, task.roles) for r in own] + bg_texts,
-                              [r.label for r in own] + bg_labels)
+                    with one_blas_thread():
+                        judge.fit([judge_input(r.fields, task.roles) for r in own] + bg_texts,
+                                  [r.label for r in own] + bg_labels)
                     judge.provenance = training_provenance(data, own)
                 else:
                     train = [r for r in records if k == 1 or fold_of(r.id, k) != f]
@@ -299,7 +304,8 @@ class AutoCAD(Method):
                             "-p folds=1 / params={\"folds\": 1} also runs, but then one classifier trained on "
                             "every row judges those same rows, without the cross-fitting that keeps it from "
                             "being sure of its own training texts (fewer causal terms, flips passed too easily)")
-                    judge.fit([r.text() for r in train] + bg_texts, [r.label for r in train] + bg_labels)
+                    with one_blas_thread():
+                        judge.fit([r.text() for r in train] + bg_texts, [r.label for r in train] + bg_labels)
                 _dump(path, judge)
                 bar.update(1)
             bar.close()
@@ -323,7 +329,13 @@ class AutoCAD(Method):
         _dump(ctx.path("phrases.pkl"), phrases)
         facts["mined_phrases"] = sum(len(t) for t in phrases.values())
         if not c.mlm:
-            WordVectors.fit(sorted(self.lexicon.positive | self.lexicon.negative), self._load_encoder(ctx.device),
+            from cfaug.judges.similarity import stored_embeddings
+
+            words = sorted(self.lexicon.positive | self.lexicon.negative)
+            # the vectors of the shipped lexicon under the packaged encoder ship with cfaug, and any others
+            # are cached once encoded: then the encoder is not even loaded
+            stored = stored_embeddings(words, c.encoder)
+            WordVectors.fit(words, _Stored(stored) if stored is not None else self._load_encoder(ctx.device),
                             ctx.artifact_dir)
         facts["training_texts"] = len(records)
         return facts
@@ -696,7 +708,7 @@ class AutoCAD(Method):
         tagger)."""
         if self.tagger is None:
             return [{} for _ in texts]
-        return [{t.idx: t.tag_ for t in doc} for doc in self.tagger.pipe(texts, batch_size=64)]
+        return [doc_tags(doc) for doc in self.tagger.pipe(texts, batch_size=64)]
 
     def _removal(self, tokens: Sequence[Token], term: CausalTerm, text: str = "") -> Edit:
         tok = tokens[term.head]
@@ -720,8 +732,8 @@ class AutoCAD(Method):
         for (i, variant, edits, terms, extra), new, p in zip(pending, new_texts, probs):
             item = items[i]
             orig = item.record.text()
-            if new == orig or not edits or (i, new) in made:
-                continue  # unchanged, or the same text as an earlier variant (RM-CT and REP-CT can agree)
+            if normalise(new) == normalise(orig) or not edits or (i, new) in made:
+                continue  # unchanged (up to case and spacing), or the same text as an earlier variant
             made.add((i, new))
             tcol = labels.index(item.target) if item.target in labels else 0
             flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= c.min_target_prob)
@@ -732,7 +744,7 @@ class AutoCAD(Method):
                 "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)],
                 "causal_terms": [t.describe(tokens) for t in terms],
                 "own_judge": {"name": clf.name, "target_prob": round(float(p[tcol]), 4),
-                              "flipped": flipped},
+                              "flipped": flipped, "threshold": c.min_target_prob},
                 "edit_rate": round(rate, 4),
                 "confidence": round(float(p[tcol]), 4),  # graded: C's probability of the target
                 "proposer": self.proposer.name,
@@ -787,6 +799,26 @@ class EditedSentenceJudge:
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.name, **self.method.encoder.describe()}
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread. liblinear (the logistic regression of C) makes thousands of
+    small BLAS calls; spread over threads, each costs more in waking them than it saves (on two cores, C's
+    training took ten times the CPU time), and the sums split by thread count made the model depend, in its
+    last digits, on the machine's number of cores. On one thread it does not."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+class _Stored:
+    """Embeddings read from disk, standing in for the sentence encoder that made them."""
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        self.matrix = matrix
+
+    def encode_persistent(self, texts: Sequence[str]) -> np.ndarray:
+        return self.matrix
 
 
 def _dump(path: Path, obj: Any) -> None:

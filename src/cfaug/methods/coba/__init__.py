@@ -8,12 +8,15 @@ change the structure. Recipe:
 2. **Principal and spurious words**: an ensemble of classifiers M (trained on the input in the training
    stage: TF-IDF logistic regression, a BiLSTM and a CNN by default), each explained by LIME, Integrated
    Gradients and Shapley value sampling, votes with its top-k words (:mod:`cfaug.importance.ensemble`).
-   Words with a majority of votes are principal, the other named words spurious; a user list (e.g. the
-   WinoBias gender words) can be added to the spurious ones.
+   Words with a majority of votes are principal (``tau_rule=more-than``, the ``paper`` preset: more than
+   (V + 1) / 2 of the V voters), the other named words spurious; a user list (e.g. the WinoBias gender
+   words) can be added to the spurious ones.
 3. **Triple manipulation** (:mod:`.categories`): spurious triples are kept, principal triples are edited
    toward the target (offline: opinion-lexicon replacements in the same word class and negation, see
    :mod:`.offline`; LLM: prompt ``coba-modify-<task>``), normal triples are permuted and each deleted with
-   ``delete_prob``; gendered words are swapped.
+   ``delete_prob``; gendered words are swapped. A text with no principal triple, or whose principal
+   triples the modification left unchanged, gets no rewrite (the reason is counted in the run summary):
+   only an edit of what carries the label may put the target label on it.
 4. **Reconstruction**: offline, the edited original sentences in the new order; LLM, prompt
    ``coba-reconstruct-*`` (``candidates`` answers, each from its own triple order).
 5. **Label check**: an independent judge scores every rewrite (``meta.judge``, ``meta.confidence``);

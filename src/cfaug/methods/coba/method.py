@@ -19,7 +19,8 @@ from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
 from cfaug.judges.builtin import judge_input
-from cfaug.judges.classifier import as_text
+from cfaug.judges.classifier import (as_text, check_classifier_folder, folder_label_names, is_generic_label,
+                                     load_classifier_by_path)
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
 from cfaug.judges.similarity import tokenize
 from cfaug.methods.base import METHODS, Preset, Resources
@@ -30,6 +31,14 @@ from cfaug.training.context import FitContext, StageContext
 from cfaug.training.folds import fold_of
 
 NAME = "coba.v1"
+
+#: how the labels of classifiers given by folder are named (see CoBAConfig.model_labels)
+MODEL_LABELS_FLAG = "-p model_labels="
+
+#: why an item gets no rewrite (the reasons counted in the run summary); the last one serves both paths
+NO_PRINCIPAL_TRIPLE = "no principal triple: nothing in the text's triples carries the label"
+PRINCIPAL_UNCHANGED = "the modify step changed no principal triple"
+REBUILT_ORIGINAL = "the rebuilt text is the original text"
 
 #: small from-scratch settings of the ensemble's torch classifiers (CPU minutes, not hours)
 TORCH_DEFAULTS = {"bilstm": {"embedding_dim": 64, "hidden_size": 64, "max_tokens": 256},
@@ -45,12 +54,23 @@ class CoBAConfig(LLMConfig):
                       "and negation, text realised from the original sentences (CPU); llm: the paper's extract, modify "
                       "and reconstruct prompts", choices=("offline", "llm"))
     models: str = param("tfidf-logreg,bilstm,cnn", "the classifiers M that vote on principal and spurious words: "
-                        "registered classifier names (trained here on the input), or folders (a classifier saved by "
-                        "cfaug, or a local Hugging Face sequence classifier)", fit=True)
+                        "registered classifier names (trained here on the input), or local folders (a classifier "
+                        "saved by cfaug, or a Hugging Face sequence classifier, its labels from its config's "
+                        "id2label, see model_labels); models load by local path only, never by hub name", fit=True)
+    model_labels: str | None = param(None, "labels of the classifiers in models given by folder, in output order: "
+                                     "one comma-separated list (negative,positive) for every folder whose config "
+                                     "names its outputs LABEL_0, LABEL_1...; or one list per entry of models, "
+                                     "separated by ';' (an empty entry keeps that model's own names; entries of "
+                                     "classifiers trained here stay empty). Names that spell the task's labels "
+                                     "(POSITIVE, neg, Entailment) map onto them without it")
     importance: str = param("lime,integrated-gradients,shapley", "attribution methods applied to every model "
                             "(each model x method pair votes)")
     k: int = param(5, "top words per voter", min=1, max=100)
-    tau: int = param(0, "votes a word needs to be principal (0 = a majority of the voters)", min=0)
+    tau: int = param(0, "the vote threshold tau (0 = (V + 1) / 2, V the number of voters: models x attribution "
+                     "methods); see tau_rule", min=0)
+    tau_rule: str = param("at-least", "how a word's votes are compared with tau: at-least (principal with at least "
+                          "tau votes; with tau=0 a majority of the voters) or more-than (more than tau votes, the "
+                          "paper's text: 4 of 5 voters, 3 of 3)", choices=("at-least", "more-than"))
     lime_samples: int = param(200, "LIME: perturbed texts per explanation", min=10)
     shapley_samples: int = param(3, "Shapley value sampling: permutations per explanation", min=1)
     ig_steps: int = param(20, "Integrated Gradients: steps of the path integral", min=2)
@@ -122,9 +142,11 @@ class CoBA(LLMMethod):
     default_batch_size = 16
     presets = {"paper": Preset(
         "Choi et al.'s setup: an LLM extracts, edits and rebuilds the triples; only the ensemble's votes of the "
-        "fine-tuned models decide principal and spurious words; mixed triples kept; no label check",
-        params={"mode": "llm", "models": "", "k": 5, "tau": 0, "lexicon_principal": False, "edit_mixed": False,
-                "require_flip": False, "gender_swap": True, "spurious_words": None, "candidates": 1},
+        "fine-tuned models decide principal and spurious words (more than (V + 1) / 2 of the V voters); mixed "
+        "triples kept; no label check",
+        params={"mode": "llm", "models": "", "k": 5, "tau": 0, "tau_rule": "more-than", "lexicon_principal": False,
+                "edit_mixed": False, "require_flip": False, "gender_swap": True, "spurious_words": None,
+                "candidates": 1},
         needs={"models": "the fine-tuned classifiers M by local path, comma-separated (-p models=DIR1,...); the "
                          "paper used five BERT-family models (BERT-base/large, RoBERTa-large, DistilBERT, BART-base)"})}
 
@@ -136,6 +158,7 @@ class CoBA(LLMMethod):
         self.importance_names = [m.strip() for m in c.importance.split(",") if m.strip()]
         if not self.model_names or not self.importance_names:
             raise ConfigError("coba needs at least one model (models=...) and one importance method (importance=...)")
+        self._model_labels = _parse_model_labels(c.model_labels, self.model_names)
         self.judge_spec = label_judge_spec(c.judge, data=c.judge_data, model=c.judge_model, labels=c.judge_labels,
                                            role="judge")
         jname, _ = spec_name(self.judge_spec, "judges")
@@ -158,6 +181,7 @@ class CoBA(LLMMethod):
     # ------------------------------------------------------------------------------------------ stages
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
         self.check_task(task)
+        by_path = self._check_models(task)
         if self.config.mode == "offline":
             if task.name != "sentiment":
                 raise ConfigError(f"coba mode=offline edits sentiment (opinion lexicon and negation); for {task.name} "
@@ -165,10 +189,13 @@ class CoBA(LLMMethod):
             from cfaug.nlp import resolve_pipeline
 
             resolve_pipeline(self.config.parser)
-            return {"mode": "offline"}
+            return {"mode": "offline", **({"model_labels": by_path} if by_path else {})}
         facts = super().prepare(records, task, ctx)
+        if by_path:
+            facts["model_labels"] = by_path
         facts["mode"] = "llm"
-        facts["requests_per_item"] = f"1 extract + 1 modify (when a triple is principal) + {self.config.candidates} reconstruct"
+        facts["requests_per_item"] = (f"1 extract + 1 modify (when a triple is principal) + {self.config.candidates} "
+                                      "reconstruct (when the modify step changed a principal triple)")
         return facts
 
     def fit(self, records: Sequence[Record], task: Task, ctx: FitContext) -> dict[str, Any]:
@@ -177,6 +204,7 @@ class CoBA(LLMMethod):
         from cfaug.classifiers import build_classifier
 
         self.check_task(task)
+        self._check_models(task)
         labelled = [r for r in records if r.label is not None]
         if len({r.label for r in labelled}) < 2:
             raise ConfigError("coba trains its classifiers on the training data, which needs at least two labels; "
@@ -234,12 +262,13 @@ class CoBA(LLMMethod):
         self.check_task(task)
         c = self.config
         models: dict[str, Any] = {}
+        relabelled: dict[str, list[str]] = {}  #: folders whose outputs are read under other names than their own
         for n, name in enumerate(self.model_names):
             path = Path(name).expanduser()
             if path.is_dir():
-                models[name] = (load_classifier(path) if (path / "classifier.json").exists() else
-                                build_judge({"@judges": "hf-classifier", "path": str(path)},
-                                            JudgeContext(task, seed=self.seed, device=ctx.device)))
+                models[name] = self._load_by_path(n, path, task, ctx)
+                if list(models[name].labels) != folder_label_names(path):
+                    relabelled[name] = list(models[name].labels)
             else:
                 models[name.split(".")[0]] = load_classifier(artifact_dir / "models" / str(n))
         methods = []
@@ -248,8 +277,12 @@ class CoBA(LLMMethod):
             params = {"lime": {"samples": c.lime_samples}, "shapley": {"samples": c.shapley_samples},
                       "integrated-gradients": {"steps": c.ig_steps}}.get(base, {})
             methods.append(build_word_importance({"@importance": m, **params}))
-        self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed,
-                                 cache=_vote_cache(c.vote_cache, artifact_dir, self.model_names))
+        try:  # a classifier an attribution method cannot explain stops the run here, before any item
+            self.ensemble = Ensemble(models, methods, k=c.k, tau=c.tau or None, seed=self.seed, tau_rule=c.tau_rule,
+                                     cache=_vote_cache(c.vote_cache, artifact_dir, self.model_names, relabelled))
+        except ConfigError as exc:
+            raise ConfigError(f"coba: {exc}; the attribution methods are chosen with -p importance=... "
+                              f"(now {c.importance})") from None
         self.judges = load_fold_judges(artifact_dir)
         if not self.judges:
             self.judges = [build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))]
@@ -286,6 +319,61 @@ class CoBA(LLMMethod):
         return facts
 
     # ---------------------------------------------------------------------------------------- helpers
+    def _given_labels(self, n: int, folder: Path) -> list[str] | None:
+        """The labels ``model_labels`` gives the ``n``-th model (a folder): its own ';'-separated entry, or
+        the one shared list when the folder's own output names are LABEL_0-style."""
+        shared, per_model = self._model_labels
+        if per_model is not None:
+            return per_model[n]
+        if shared and any(is_generic_label(x) for x in folder_label_names(folder)):
+            return shared
+        return None
+
+    def _check_models(self, task: Task) -> dict[str, list[str]]:
+        """Check every entry of ``models``, and a judge given by folder, from the folders' small JSON files
+        alone (no model is loaded): a registered classifier or a local classifier folder whose outputs have
+        the task's labels. ``prepare`` and ``fit`` call it first, so a hub name or unnamed labels stop a run
+        once, before any training. Returns the labels of the models given by folder."""
+        from cfaug.classifiers import CLASSIFIERS
+        from cfaug.judges.models import ModelPathError
+
+        space = task.label_space
+        per_model = self._model_labels[1]
+        out: dict[str, list[str]] = {}
+        try:
+            for n, name in enumerate(self.model_names):
+                path = Path(name).expanduser()
+                if path.is_dir():
+                    out[name] = list(check_classifier_folder(path, labels=self._given_labels(n, path),
+                                                             label_space=space, what="models:",
+                                                             flag=MODEL_LABELS_FLAG))
+                elif name not in CLASSIFIERS:
+                    known = ", ".join(sorted(e.name.split(".")[0] for e in CLASSIFIERS.entries()))
+                    try:
+                        check_classifier_folder(name, what="classifier")
+                    except ModelPathError as exc:
+                        raise ConfigError(f"models: {exc} (a classifier trained here is one of: {known})") from None
+                elif per_model is not None and per_model[n]:
+                    raise ConfigError(f"model_labels: entry {n + 1} is for {name}, a classifier trained here on the "
+                                      "task's labels; leave it empty")
+            jname, jparams = spec_name(self.judge_spec, "judges")
+            if jname.startswith("hf-classifier") and jparams.get("path"):
+                check_classifier_folder(jparams["path"], labels=jparams.get("labels"), label_space=space,
+                                        what="judge_model:", flag="-p judge_labels=")
+        except ModelPathError as exc:
+            raise ConfigError(str(exc)) from None
+        return out
+
+    def _load_by_path(self, n: int, path: Path, task: Task, ctx: StageContext) -> Any:
+        """The ``n``-th classifier of M, given by folder, its outputs named by task labels."""
+        from cfaug.judges.models import ModelPathError
+
+        try:
+            return load_classifier_by_path(path, labels=self._given_labels(n, path), label_space=task.label_space,
+                                           device=ctx.device, what="models:", flag=MODEL_LABELS_FLAG)
+        except ModelPathError as exc:
+            raise ConfigError(str(exc)) from None
+
     def _source_labels(self, items: Sequence[WorkItem], texts: Sequence[str]) -> list[str]:
         """The records' labels; unlabelled rows take the first model's prediction."""
         missing = [i for i, it in enumerate(items) if it.record.label is None]
@@ -314,7 +402,7 @@ class CoBA(LLMMethod):
     def _finish(self, cf: Counterfactual, target_prob: float, original: dict[str, str]) -> None:
         flipped = target_prob >= self.config.min_target_prob
         cf.meta["own_judge"] = {"name": getattr(self.judge, "name", "judge"), "target_prob": round(target_prob, 4),
-                            "flipped": flipped}
+                            "flipped": flipped, "threshold": self.config.min_target_prob}
         cf.meta["confidence"] = round(target_prob, 4)
         changed = any(normalise(cf.fields[r]) != normalise(original[r]) for r in original)
         verdicts: dict[str, bool | None] = {"changed": changed}
@@ -346,8 +434,8 @@ class CoBA(LLMMethod):
                 rng = random.Random(self.item_seed(item) + cand)
                 new, info = self.planner.realise(plan, item.record.text(), rng, self.config.delete_prob,
                                                  self.config.shuffle, alternative=cand)
-                if new in seen:
-                    continue
+                if new in seen or normalise(new) == normalise(item.record.text()):
+                    continue  # a repeat, or the original again: never written under the target label
                 seen.add(new)
                 meta = {"candidate": cand, "ensemble": {**v.to_json(), "principal": plan.principal,
                                                         "spurious": plan.spurious},
@@ -359,7 +447,7 @@ class CoBA(LLMMethod):
                 cf = Counterfactual(item.record, {"text": new}, item.target, NAME, meta)
                 out.append(cf)
                 pending.append((n, cf))
-            results.append(out)
+            results.append(out or NoCounterfactual(REBUILT_ORIGINAL))
         if pending:
             probs = self._judge(task, [items[n] for n, _ in pending], [cf.fields for _, cf in pending])
             for (n, cf), p in zip(pending, probs):
@@ -406,13 +494,19 @@ class CoBA(LLMMethod):
         principal = [i for i, cat in enumerate(cats) if cat == PRINCIPAL or (
             c.edit_mixed and cat == SPURIOUS and words[i] & principal_words)]
         answers = [extracted]
-        if principal:
-            mod = await self.ask(self._llm_prompt("modify", task),
-                                 {**variables, "triples": [triples[i] for i in principal], "spurious": spurious},
-                                 seed=seed, purpose="modify", max_tokens=self.max_tokens_for(original) * 2)
-            answers.append(mod)
-            for j, i in enumerate(principal[: len(mod.value[0])]):
-                modified[i] = mod.value[0][j]
+        if not principal:  # nothing carries the label: a rebuilt text would keep the source label
+            return NoCounterfactual(NO_PRINCIPAL_TRIPLE)
+        mod = await self.ask(self._llm_prompt("modify", task),
+                             {**variables, "triples": [triples[i] for i in principal], "spurious": spurious},
+                             seed=seed, purpose="modify", max_tokens=self.max_tokens_for(original) * 2)
+        answers.append(mod)
+        edited = []
+        for j, i in enumerate(principal[: len(mod.value[0])]):
+            if _triple_key(mod.value[0][j]) != _triple_key(triples[i]):
+                modified[i] = tuple(mod.value[0][j])
+                edited.append(i)
+        if not edited:  # fewer triples than asked, or the same ones back: the label is not touched
+            return NoCounterfactual(PRINCIPAL_UNCHANGED)
         if c.gender_swap:
             modified = [tuple(await asyncio.to_thread(_swap_parts, t, swap_gender, c.swap_names)) for t in modified]
         out: list[Counterfactual] = []
@@ -424,21 +518,23 @@ class CoBA(LLMMethod):
             rec = await self.ask(self._llm_prompt("reconstruct", task), {"triples": shown}, seed=seed, sample=cand,
                                  purpose="reconstruct", max_tokens=self.max_tokens_for(original) * 2)
             answers.append(rec)
-            if rec.value in seen:
-                continue
+            if rec.value in seen or normalise(rec.value) == normalise(original):
+                continue  # a repeat, or the original text again (never written under the target label)
             seen.add(rec.value)
             fields = dict(item.record.fields)
             fields[role] = rec.value
             meta = {"candidate": cand, "ensemble": {**votes.to_json(), "spurious": spurious},
                     "triples": [{"category": cat, "before": list(t), "after": list(m)}
                                 for cat, t, m in zip(cats, triples, modified)],
+                    "principal_edited": {"asked": len(principal), "edited": len(edited)},
                     "order": order, "deleted": deleted,
                     "llm": [a.provenance() for a in answers]}
             out.append(Counterfactual(item.record, fields, item.target, NAME, meta))
-        if out:
-            probs = await asyncio.to_thread(self._locked, self._judge, task, [item] * len(out), [cf.fields for cf in out])
-            for cf, p in zip(out, probs):
-                self._finish(cf, p, item.record.fields)
+        if not out:
+            return NoCounterfactual(REBUILT_ORIGINAL)
+        probs = await asyncio.to_thread(self._locked, self._judge, task, [item] * len(out), [cf.fields for cf in out])
+        for cf, p in zip(out, probs):
+            self._finish(cf, p, item.record.fields)
         return out
 
     def _locked(self, fn: Any, *args: Any) -> Any:
@@ -481,13 +577,37 @@ def _folds_with_every_label(records: Sequence[Record], wanted: int) -> int:
     return 1
 
 
+def _triple_key(triple: Sequence[str | None]) -> tuple[str, ...]:
+    """A triple as compared for "was it edited": each part without case or extra whitespace."""
+    return tuple(normalise(part or "") for part in triple)
+
+
+def _parse_model_labels(spec: str | None, model_names: Sequence[str]
+                        ) -> tuple[list[str] | None, list[list[str] | None] | None]:
+    """``model_labels`` as (one list shared by the folders with unnamed outputs, or None; one entry per
+    model, or None)."""
+    if spec is None or not str(spec).strip():
+        return None, None
+    spec = str(spec)
+    if ";" not in spec:
+        return [x.strip() for x in spec.split(",") if x.strip()], None
+    parts = [[x.strip() for x in part.split(",") if x.strip()] or None for part in spec.split(";")]
+    if len(parts) != len(model_names):
+        raise ConfigError(f"model_labels: {len(parts)} ';'-separated lists for {len(model_names)} models "
+                          f"({', '.join(model_names)}); give one per entry of models, empty for a model whose own "
+                          "names serve")
+    return None, parts
+
+
 def _swap_parts(triple: Sequence[str], swap_gender: Any, names: bool) -> list[str]:
     return [swap_gender(part, names=names)[0] if part else part for part in triple]
 
 
-def _vote_cache(where: str, artifact_dir: Path, model_names: Sequence[str]) -> Any:
+def _vote_cache(where: str, artifact_dir: Path, model_names: Sequence[str],
+                relabelled: dict[str, list[str]] | None = None) -> Any:
     """The ensemble's vote cache (None when ``where`` is none), scoped to the classifiers' files: the ones
-    trained into ``artifact_dir`` and those given by path."""
+    trained into ``artifact_dir`` and those given by path, and to the labels of the folders read under
+    other names than their own (``relabelled``: another order puts a label on another output)."""
     from cfaug.importance.cache import VoteCache, default_vote_cache_dir, models_scope
 
     choice = where.strip().lower()
@@ -496,7 +616,7 @@ def _vote_cache(where: str, artifact_dir: Path, model_names: Sequence[str]) -> A
     folder = default_vote_cache_dir() if choice == "auto" else Path(where).expanduser()
     by_path = [p for p in (Path(n).expanduser() for n in model_names) if p.is_dir()]
     trained = artifact_dir / "models"
-    return VoteCache(folder, models_scope(*([trained] if trained.exists() else []), *by_path))
+    return VoteCache(folder, models_scope(*([trained] if trained.exists() else []), *by_path, labels=relabelled))
 
 
 def _spurious_list(spec: str | None) -> set[str]:

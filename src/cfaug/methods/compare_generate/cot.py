@@ -13,6 +13,7 @@ import re
 
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
+from cfaug.llm.parsers import split_reasoning
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, StrategyMethod
 
@@ -35,11 +36,13 @@ class ChainOfThought(StrategyMethod):
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)
         answer = await self.rewrite(ctx, self.main(task))
-        return [self.counterfactual(ctx, answer.value, {"reasoning": reasoning(answer.text)})]
+        return self.outcome(ctx, answer.value, {"reasoning": reasoning(answer.text)})
 
 
 def reasoning(answer: str) -> dict[str, str]:
-    """The ``Causal words:`` and ``Replacements:`` lines of an answer (those present)."""
+    """The ``Causal words:`` and ``Replacements:`` lines of an answer (those present), outside any reasoning
+    model's ``<think>`` block."""
+    answer = split_reasoning(answer)[0]
     out = {}
     for key, pattern in _STEP.items():
         m = pattern.search(answer)

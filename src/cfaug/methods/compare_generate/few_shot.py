@@ -3,7 +3,8 @@
 One prompt: the task, a two-step method (find the words that carry the current label, replace them), ``n_demos``
 demonstrations (original, current label, target label, revision), then the item. One request per item.
 The same prompt gives ``compare-generate`` and ``opro`` their initial candidates and ``self-refine`` its
-first revision. No judge checks the result: ``meta.passed`` is false only for an unchanged text.
+first revision. No judge checks the result; an answer that is the original text again is never written
+(the item gets no counterfactual, with the reason counted in the run summary).
 """
 
 from __future__ import annotations
@@ -28,4 +29,4 @@ class FewShot(StrategyMethod):
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)
         answer = await self.rewrite(ctx, self.main(task))
-        return [self.counterfactual(ctx, answer.value, {})]
+        return self.outcome(ctx, answer.value, {})

@@ -147,8 +147,9 @@ class SearchStrategy(StrategyMethod):
 
     def result(self, ctx: ItemContext, best: Candidate | None, trajectory: list[dict[str, Any]],
                extra: dict[str, Any]) -> list[Counterfactual]:
-        """The best candidate as a counterfactual, with the whole trajectory in its meta. Raises
-        :class:`UnparsedAnswer` when no answer at all was readable."""
+        """The best candidate as a counterfactual, with the whole trajectory in its meta (none when the best
+        candidate is the original text again). Raises :class:`UnparsedAnswer` when no answer at all was
+        readable."""
         assert self.objective is not None and self.judge is not None
         if best is None:
             errors = [t.get("error", "") for t in trajectory]
@@ -165,7 +166,7 @@ class SearchStrategy(StrategyMethod):
         if self.config.require_alignment:
             record_filters(meta, {"aligned": best.aligned}, None if best.aligned else
                            {"aligned": f"the loop's judge ({self.judge.name}) does not give the best candidate the target"})
-        return [self.counterfactual(ctx, best.text, meta)]
+        return self.outcome(ctx, best.text, meta, "the best candidate is the original text")
 
 
 def check_positive(name: str, value: int) -> None:

@@ -72,7 +72,8 @@ class SelfRefine(StrategyMethod):
             text = answer.value
             trajectory.append({"round": r, "feedback": feedback, "text": text})
         rounds = sum(1 for t in trajectory[1:] if "text" in t)
-        return [self.counterfactual(ctx, text, {"rounds": rounds, "trajectory": trajectory})]
+        return self.outcome(ctx, text, {"rounds": rounds, "trajectory": trajectory},
+                            "the last revision is the original text")
 
     async def _feedback(self, ctx: ItemContext, prompt: Any, revision: str, sample: int) -> str | dict[str, str]:
         try:

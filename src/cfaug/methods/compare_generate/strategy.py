@@ -10,14 +10,13 @@ first-step prompts keep their built-in names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from cfaug.data.records import Counterfactual, WorkItem
+from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
-from cfaug.llm.templates import Prompt, load_prompt
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
@@ -25,9 +24,14 @@ from cfaug.methods.compare_generate.demonstrations import (SELECTIONS, Demo, Dem
                                                            check_selection, group_view, load_demos)
 from cfaug.methods.compare_generate.objective import Judgement
 
+if TYPE_CHECKING:  # the templates (Jinja2) are imported where a prompt is first loaded
+    from cfaug.llm.templates import Prompt
+
 
 #: ``prompt_set`` values
 PROMPT_SETS = ("default", "paper")
+#: why an item gets no counterfactual when its final text is the original again
+UNCHANGED = "the answer is the original text"
 #: the ``paper`` preset's demonstration settings (few-shot and CoT after Li et al. 2023, as the paper does):
 #: one demonstration, an NLI one showing its premise rewritten towards both other relations
 PAPER_DEMO_PARAMS: dict[str, Any] = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}
@@ -77,6 +81,9 @@ class UsageTally:
         self.cached = 0
         self.model = ""
         self.prompts: list[str] = []
+        self.parse_notes: list[dict[str, Any]] = []  # how answers given without their tags (or cut off) were read
+        self.reasoning_chars = 0
+        self.max_tokens_raised = 0
 
     def add(self, answer: Answer) -> None:
         self.calls += 1
@@ -87,10 +94,21 @@ class UsageTally:
         self.model = answer.completions[-1].model or self.model
         if answer.prompt not in self.prompts:
             self.prompts.append(answer.prompt)
+        if answer.notes:
+            self.parse_notes.append(dict(answer.notes))
+        self.reasoning_chars += len(answer.reasoning)
+        self.max_tokens_raised += answer.max_tokens_raised is not None
 
     def to_meta(self) -> dict[str, Any]:
-        return {"model": self.model, "prompts": list(self.prompts), "answers": self.calls, "attempts": self.attempts,
-                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cached": self.cached}
+        out = {"model": self.model, "prompts": list(self.prompts), "answers": self.calls, "attempts": self.attempts,
+               "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cached": self.cached}
+        if self.parse_notes:
+            out["parse"] = list(self.parse_notes)
+        if self.reasoning_chars:
+            out["reasoning_chars"] = self.reasoning_chars
+        if self.max_tokens_raised:
+            out["max_tokens_raised"] = self.max_tokens_raised  # answers asked again after being cut off
+        return out
 
 
 @dataclass
@@ -186,6 +204,8 @@ class StrategyMethod(LLMMethod):
     def named_prompt(self, name: str) -> Prompt:
         """A built-in prompt by name (not affected by the ``prompt`` parameter), loaded once."""
         if name not in self._prompts:
+            from cfaug.llm.templates import load_prompt
+
             self._prompts[name] = load_prompt(name)
         return self._prompts[name]
 
@@ -245,6 +265,15 @@ class StrategyMethod(LLMMethod):
             if getattr(exc, "aborts_run", False):
                 raise
             return f"request failed: {type(exc).__name__}: {exc}"
+
+    def outcome(self, ctx: ItemContext, text: str, meta: dict[str, Any],
+                why: str = UNCHANGED) -> list[Counterfactual]:
+        """What an item returns for its final ``text``: its :meth:`counterfactual`, or none (saying ``why``)
+        when ``text`` is the original again, up to case and spacing: an unchanged text is never written
+        under the target label."""
+        if normalise(text) == normalise(ctx.original):
+            return NoCounterfactual(why)
+        return [self.counterfactual(ctx, text, meta)]
 
     def counterfactual(self, ctx: ItemContext, text: str, meta: dict[str, Any]) -> Counterfactual:
         """The counterfactual for ``text``, with ``meta`` plus the strategy, the demonstrations, the item's

@@ -306,11 +306,15 @@ class LASS(Method):
         probs = self.judge.predict_proba([judge_input({"text": t}, task.roles) for t in texts])
         labels = list(self.judge.labels)
         seen: dict[int, set[str]] = defaultdict(set)
+        unchanged: set[int] = set()
         for (n, parent, k), text, prob in zip(jobs, texts, probs):
             item = items[n]
             if not text.strip() or text in seen[n]:
                 continue
             seen[n].add(text)
+            if tokenize(text) == tokenize(item.record.text()):
+                unchanged.add(n)  # the content parent again: it keeps its label, never written as the target's
+                continue
             target_prob = float(prob[labels.index(item.target)]) if item.target in labels else 0.0
             ppl = self.lm.perplexity(text)
             cf = Counterfactual(item.record, {**item.record.fields, "text": text}, item.target, self.name)
@@ -321,9 +325,8 @@ class LASS(Method):
                             "judge": {"name": getattr(self.judge, "name", "judge"),
                                       "target_prob": round(target_prob, 4)},
                             "confidence": round(target_prob, 4)})
-            changed = tokenize(text) != tokenize(item.record.text())
-            verdicts: dict[str, bool | None] = {"changed": changed}
-            notes = {} if changed else {"changed": "the reproduction equals the content parent"}
+            verdicts: dict[str, bool | None] = {"changed": True}
+            notes: dict[str, str] = {}
             if c.require_fluent:
                 verdicts["fluency"] = ppl <= self.max_ppl
                 if ppl > self.max_ppl:
@@ -336,7 +339,8 @@ class LASS(Method):
             results[n].append(cf)
         for n in {n for n, _, _ in jobs}:
             if not results[n]:
-                results[n] = NoCounterfactual("the decoder wrote an empty text")
+                results[n] = NoCounterfactual("the reproduction equals the content parent" if n in unchanged
+                                              else "the decoder wrote an empty text")
         return results
 
     def close(self) -> None:

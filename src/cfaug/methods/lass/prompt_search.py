@@ -5,14 +5,20 @@ Inputs: the instruction (the ``lass-pairs`` prompt), a starting sequence of demo
 ``start`` pairs of the shipped CAD-IMDB set), and an evaluation set ``I`` of reviews (the paper: m = 40 with
 known failures and n = 10 rewritten well). Each step:
 
-1. draw a review ``x_t`` (seeded) from the candidates ``C`` (at first all of ``I``) and get its annotated
-   counterfactual ``y_t``: from the annotations file (a human's), or, with the proxy and no annotation,
-   the first of ``proxy_samples`` answers at temperature 0.7 that the proxy accepts;
+1. draw a review ``x_t`` (seeded) from the candidates ``C`` and get its annotated counterfactual ``y_t``:
+   from the annotations file (a human's), or, with the proxy and no annotation, the first of
+   ``proxy_samples`` answers at temperature 0.7 that the proxy accepts. At the first step ``C`` is set by
+   ``first_candidates``: ``all`` of ``I`` (the paper's Algorithm 1, ``C = I``) or only the reviews that
+   fail under the starting sequence (``failures``, cfaug's default: an example the model already rewrites
+   well shows it nothing new);
 2. try ``(x_t, y_t)`` at every position of ``S``; each ordering's success rate is measured on ``I`` minus
    the reviews already used as examples;
-3. keep the best ordering; ``C`` becomes the reviews that failed under it;
+3. keep the best ordering; ``C`` becomes the reviews that failed under it (Algorithm 1, line 10, either way);
 4. stop when the success rate reaches ``delta`` (0.8) or rose by less than ``epsilon`` (0.1), or after
    ``max_steps``.
+
+``cfaug prompt-search --preset paper`` follows Algorithm 1 (``--first-candidates all``); its default preset
+draws the first example from the failures. The preset changes nothing else.
 
 Success (0/1 per output) comes from a human or from an automatic proxy, and the result records which:
 
@@ -129,6 +135,10 @@ class HumanMarks:
         return [int(marks[(prompt_id, r.id, o)]) for r, o in zip(items, outputs)]
 
 
+#: where the first example is drawn: every review of the evaluation set (the paper) or those that fail
+FIRST_CANDIDATES = ("all", "failures")
+
+
 @dataclass
 class SearchSettings:
     delta: float = 0.8
@@ -136,6 +146,7 @@ class SearchSettings:
     max_steps: int = 10
     proxy_samples: int = 4
     seed: int = 0
+    first_candidates: str = "failures"  #: ``all`` (Algorithm 1: C = I) or ``failures``; see the module docstring
 
 
 @dataclass
@@ -155,6 +166,7 @@ class SearchResult:
     success: float
     steps: list[SearchStep] = field(default_factory=list)
     stopped: str = ""
+    first_candidates: str = ""  #: the setting the first example was drawn under
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "sequence": [dict(zip(("original", "label", "counterfactual", "target"), p))
@@ -177,6 +189,8 @@ def search_prompt(eval_set: Sequence[Record], targets: dict[str, str], start: Se
     """Algorithm 1 (see the module docstring). ``targets`` maps each review id to its target label;
     ``annotations`` each annotated review id to its counterfactual."""
     s = settings or SearchSettings()
+    if s.first_candidates not in FIRST_CANDIDATES:
+        raise ValueError(f"first_candidates must be one of {', '.join(FIRST_CANDIDATES)}, not {s.first_candidates!r}")
     rng = random.Random(s.seed)
     sequence = list(start)
     used: set[str] = set()
@@ -188,9 +202,12 @@ def search_prompt(eval_set: Sequence[Record], targets: dict[str, str], start: Se
         return (sum(marks) / len(marks) if marks else 0.0), marks, items
 
     current, marks, items = evaluate(sequence)
-    result = SearchResult(scorer.kind, list(sequence), current, current)
-    candidates = [r for r, m in zip(items, marks) if not m]
-    log(f"start: {len(sequence)} demonstrations, success {current:.2f} on {len(items)} reviews")
+    result = SearchResult(scorer.kind, list(sequence), current, current, first_candidates=s.first_candidates)
+    failures = [r for r, m in zip(items, marks) if not m]
+    # Algorithm 1 starts from C = I; cfaug's default from the reviews the starting sequence fails on
+    candidates = list(items) if s.first_candidates == "all" else failures
+    log(f"start: {len(sequence)} demonstrations, success {current:.2f} on {len(items)} reviews; the first "
+        f"example is drawn from {len(candidates)} of them ({s.first_candidates})")
     for step in range(1, s.max_steps + 1):
         if current >= s.delta:
             result.stopped = f"success {current:.2f} reached delta {s.delta}"

@@ -15,7 +15,8 @@ from the same data with the same values of the parameters it depends on (:data:`
 4. ``fluency/`` and ``alignment/``: the two discriminators (:mod:`cfaug.judges.aste_discriminators`), trained
    on data built from the pool and the generator's own mixed-pair sentences
    (:mod:`cfaug.methods.t2s.discriminator_data`).
-5. ``generator/``: the generator after PPO (:mod:`cfaug.methods.t2s.tuning`), ``ppo_steps`` steps.
+5. ``generator/``: the generator after PPO (:mod:`cfaug.methods.t2s.tuning`), ``ppo_steps`` steps, the reward
+   reading the discriminators on ``reward_scale`` (probabilities, or log-odds as the paper).
 
 Generation: every input record is a slot that draws ``candidates`` (label, template) pairs, the label from
 the pool (``label_source=pool``, the paper), from its training part (``train``) or the record itself
@@ -58,8 +59,10 @@ STEP_PARAMS = {
     "generator": ("generator_data", "checkpoint", "delexicalise", "d_model", "layers", "generator_epochs",
                   "generator_lr", "batch_size"),
     "discriminators": ("mixed_pairs", "fluency_theta", "discriminator", "discriminator_epochs"),
-    "ppo": ("ppo_steps", "ppo_lr", "kl_coef", "gae_lambda", "gamma"),
+    "ppo": ("ppo_steps", "ppo_lr", "kl_coef", "gae_lambda", "gamma", "reward_scale"),
 }
+#: parameters added to STEP_PARAMS after folders were made: a step recorded without one was made with this value
+STEP_PARAM_BEFORE = {"reward_scale": "prob"}
 STEP_FACTS = {"extractor": ("extractor",), "pool": ("pool",), "generator": ("generator_sl",),
               "discriminators": ("fluency", "alignment"), "ppo": ("ppo",)}
 STEP_FILES = {"extractor": ("extractor", "extractor_ckpt"), "pool": (POOL_FILE,),
@@ -109,6 +112,9 @@ class T2SConfig:
     kl_coef: float = param(0.01, "lambda_KL, per-token KL penalty to the supervised generator", min=0.0, fit=True)
     gae_lambda: float = param(0.95, "GAE lambda", min=0.0, max=1.0, fit=True)
     gamma: float = param(0.99, "discount", min=0.0, max=1.0, fit=True)
+    reward_scale: str = param("prob", "how the PPO reward (equation 11) reads the two discriminators: prob (their "
+                              "probabilities, in [0, 1]) or logit (their log-odds, the paper's scores); the length "
+                              "penalty is added unchanged either way", choices=("prob", "logit"), fit=True)
     label_source: str = param("pool", "where generation draws labels: pool (pseudo-labelled + training, the paper), "
                               "train (the training data only) or record (each input record's own label)",
                               choices=("pool", "train", "record"))
@@ -135,11 +141,11 @@ class T2S(Method):
     default_batch_size = 64
     presets = {"paper": Preset(
         "Zhang et al.'s setup: generator from the pseudo-labelled data, PPO with lambda_KL 0.01, GAE 0.95/0.99, "
-        "labels and templates mixed from the pool, 100,000 candidates for the 1,266 sentences of 14res (80 per "
-        "record, 4 kept: about 5,000)",
+        "the discriminators' logits in the reward, labels and templates mixed from the pool, 100,000 candidates "
+        "for the 1,266 sentences of 14res (80 per record, 4 kept: about 5,000)",
         params={"generator_data": "pseudo", "kl_coef": 0.01, "gae_lambda": 0.95, "gamma": 0.99,
                 "min_confidence": 0.75, "label_source": "pool", "template_source": "pool", "candidates": 80,
-                "keep": 4, "ppo_steps": 1000, "delexicalise": "off", "no_repeat_ngram": 0},
+                "keep": 4, "ppo_steps": 1000, "delexicalise": "off", "no_repeat_ngram": 0, "reward_scale": "logit"},
         needs={"unlabeled": "in-domain unlabelled sentences (-p unlabeled=FILE; the paper pseudo-labels 10,000 "
                             "Yelp or Amazon reviews)"})}
 
@@ -197,7 +203,10 @@ class T2S(Method):
         for step, names in STEP_PARAMS.items():
             cumulative.update({n: params.get(n) for n in names})
             current[step] = dict(cumulative)
-            stale = stale or used.get(step) != current[step]
+            recorded = used.get(step)
+            if recorded is not None:  # a parameter added later: the folder's step was made with its old behaviour
+                recorded = {**{n: v for n, v in STEP_PARAM_BEFORE.items() if n in current[step]}, **recorded}
+            stale = stale or recorded != current[step]
             if stale:
                 if used.get(step) is not None:
                     ctx.log(f"t2s: the model folder's {step} step was made with other data or parameters; redoing it")
@@ -406,7 +415,8 @@ class T2S(Method):
         start = time.perf_counter()
         bar = ctx.bar(c.ppo_steps, "t2s: PPO", unit="step")
         info = ppo_tune(gen, fluency, alignment, Pairing(pool, pool), steps=c.ppo_steps, batch_size=c.batch_size,
-                        config=cfg, seed=ctx.seed, folder=ctx.path("ppo"), device=ctx.device, log=ctx.log, bar=bar)
+                        config=cfg, seed=ctx.seed, folder=ctx.path("ppo"), device=ctx.device, log=ctx.log, bar=bar,
+                        reward_scale=c.reward_scale)
         bar.close()
         gen.save(folder)
         info["seconds"] = round(time.perf_counter() - start, 1)  # this session's, when resumed

@@ -4,7 +4,11 @@
     pe_len(s, d) = max(len(d) - len(s), 0)^2 / len(d),
 
 for a sentence ``s_ij`` written from the label of one pool entry and the template of another with as many
-triplets; ``len(d)`` is the number of nodes of the template and ``len(s)`` the sentence's tokens. The KL
+triplets; ``len(d)`` is the number of nodes of the template and ``len(s)`` the sentence's tokens. ``f_flu``
+and ``f_ali`` are the discriminators' scores on ``reward_scale``: their probabilities (``prob``, in [0, 1]) or
+their log-odds (``logit``, the paper's scores; :func:`cfaug.judges.aste_discriminators.log_odds`). The
+history and the summary record the mean probabilities of both discriminators and the mean length penalty
+next to the reward, whatever the scale, so that a rise of the reward can be read against them. The KL
 penalty to the supervised generator, GAE, reward clipping and scaling, advantage normalisation and the
 learning-rate decay are :class:`cfaug.training.ppo.Seq2SeqPPO`'s. A checkpoint is written every
 ``save_every`` steps; called again after a kill, tuning resumes from it.
@@ -67,19 +71,27 @@ class Pairing:
 
 
 def rewards(sentences: Sequence[str], pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], fluency: Any,
-            alignment: Any) -> tuple[np.ndarray, dict[str, float]]:
-    """Equation 11 for each sentence, and the means of its three parts."""
-    flu = fluency.fluency(sentences)
-    ali = alignment.alignment([lab["label_seq"].lower() for lab, _ in pairs], sentences)
+            alignment: Any, scale: str = "prob") -> tuple[np.ndarray, dict[str, float]]:
+    """Equation 11 for each sentence, with the discriminators read on ``scale`` (``prob`` or ``logit``), and
+    the means of its parts: ``fluency`` and ``alignment`` are always mean probabilities; with ``logit`` the
+    means of the terms the reward added are ``fluency_logit`` and ``alignment_logit``."""
+    from cfaug.judges.aste_discriminators import on_scale
+
+    p_flu = np.asarray(fluency.fluency(sentences), dtype=float)
+    p_ali = np.asarray(alignment.alignment([lab["label_seq"].lower() for lab, _ in pairs], sentences), dtype=float)
+    flu, ali = on_scale(p_flu, scale), on_scale(p_ali, scale)
     pen = np.array([length_penalty(s, tpl["template"]) for s, (_, tpl) in zip(sentences, pairs)])
-    return flu + ali - pen, {"fluency": float(flu.mean()), "alignment": float(ali.mean()),
-                             "length_penalty": float(pen.mean())}
+    parts = {"fluency": float(p_flu.mean()), "alignment": float(p_ali.mean()), "length_penalty": float(pen.mean())}
+    if scale != "prob":
+        parts.update({f"fluency_{scale}": float(flu.mean()), f"alignment_{scale}": float(ali.mean())})
+    return flu + ali - pen, parts
 
 
 def ppo_tune(generator: Generator, fluency: Any, alignment: Any, pairing: Pairing, *, steps: int, batch_size: int,
              config: Any, seed: int, folder: Path, device: str = "cpu", save_every: int = 10,
-             log: Callable[[str], None] = print, bar: Any = None) -> dict[str, Any]:
-    """Tune ``generator`` in place for ``steps`` PPO steps; returns the history and summary facts."""
+             log: Callable[[str], None] = print, bar: Any = None, reward_scale: str = "prob") -> dict[str, Any]:
+    """Tune ``generator`` in place for ``steps`` PPO steps, the discriminators read on ``reward_scale`` in the
+    reward; returns the summary facts (the per-step history is written to ``ppo_history.json``)."""
     import torch
 
     from cfaug.training.loop import save_state
@@ -109,7 +121,7 @@ def ppo_tune(generator: Generator, fluency: Any, alignment: Any, pairing: Pairin
         ids, mask = generator.encode(conds)
         responses = trainer.generate(ids, mask)
         sentences = generator.decode(responses, conds)
-        scores, parts = rewards(sentences, pairs, fluency, alignment)
+        scores, parts = rewards(sentences, pairs, fluency, alignment, reward_scale)
         stats = trainer.step(ids, mask, responses, torch.tensor(scores, dtype=torch.float32))
         entry = {"step": step + 1, "reward": float(scores.mean()), **parts,
                  **{k: float(v) for k, v in stats.items() if k in ("kl", "policy_loss", "value_loss", "lr")}}
@@ -120,13 +132,18 @@ def ppo_tune(generator: Generator, fluency: Any, alignment: Any, pairing: Pairin
         if (step + 1) % save_every == 0 or step + 1 == steps:
             save_state(ckpt, {"trainer": trainer.state_dict(), "history": history, "step": step + 1,
                               "torch_rng": torch.get_rng_state()})
-            log(f"ppo: step {step + 1}/{steps} reward {entry['reward']:.3f} (fluency {parts['fluency']:.3f}, "
-                f"alignment {parts['alignment']:.3f}, length penalty {parts['length_penalty']:.3f})")
+            terms = "" if reward_scale == "prob" else (
+                f"; on the reward's {reward_scale} scale fluency {parts[f'fluency_{reward_scale}']:.3f}, "
+                f"alignment {parts[f'alignment_{reward_scale}']:.3f}")
+            log(f"ppo: step {step + 1}/{steps} reward {entry['reward']:.3f} (probabilities: fluency "
+                f"{parts['fluency']:.3f}, alignment {parts['alignment']:.3f}; length penalty "
+                f"{parts['length_penalty']:.3f}{terms})")
     (folder / "ppo_history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
     first = history[: max(1, len(history) // 10)]
     last = history[-max(1, len(history) // 10):]
     mean = lambda rows, k: round(float(np.mean([r[k] for r in rows])), 4) if rows else None  # noqa: E731
-    return {"steps": len(history), "resumed_from_step": start,
-            "reward_first_tenth": mean(first, "reward"), "reward_last_tenth": mean(last, "reward"),
-            "alignment_first_tenth": mean(first, "alignment"), "alignment_last_tenth": mean(last, "alignment"),
-            "fluency_first_tenth": mean(first, "fluency"), "fluency_last_tenth": mean(last, "fluency")}
+    summary: dict[str, Any] = {"steps": len(history), "resumed_from_step": start, "reward_scale": reward_scale}
+    # the reward beside what it is made of: mean probabilities of both discriminators and the length penalty
+    for key in ("reward", "alignment", "fluency", "length_penalty"):
+        summary[f"{key}_first_tenth"], summary[f"{key}_last_tenth"] = mean(first, key), mean(last, key)
+    return summary

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from cfaug.data.records import WorkItem
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
+from cfaug.errors import aborts_run
 from cfaug.methods.base import Method, Resources
 from cfaug.registry import Registry
 from cfaug.run.results import result_line
@@ -57,15 +58,20 @@ class Job:
 
 def run_batch(method: Method, batch: Sequence[WorkItem], job: Job) -> list[dict[str, Any]]:
     """Result lines for ``batch``. When the batch raises, its items are run one by one so that only the
-    item at fault is marked as failed."""
+    item at fault is marked as failed. An error that stops the run (a configuration error, see
+    :func:`~cfaug.errors.aborts_run`) is raised instead: it would fail every item."""
     try:
         results: list[Any] = method.generate(batch, job.task)
-    except Exception:  # noqa: BLE001 - fall back to one by one to isolate the bad item
+    except Exception as exc:  # noqa: BLE001 - fall back to one by one to isolate the bad item
+        if aborts_run(exc):
+            raise
         results = []
         for it in batch:
             try:
                 results.append(method.generate([it], job.task)[0])
             except Exception as exc:  # noqa: BLE001
+                if aborts_run(exc):
+                    raise
                 results.append(exc)
     lines = []
     for it, res in zip(batch, results):

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.records import WorkItem
+from cfaug.errors import aborts_run
 from cfaug.run.engines.base import ENGINES, Job, OnLine, run_batch
 
 #: batches queued per actor: one running, one waiting
@@ -164,14 +165,24 @@ class MethodWorker:
             folder = str(unpack_artifacts(ray.get(package[0]), shipped_root()))
             self.shipped = True
         self.job = job
-        self.method = job.build(folder)
+        self.error: BaseException | None = None
+        try:
+            self.method = job.build(folder)
+        except Exception as exc:  # a configuration error is raised again by ready(), where the driver sees it
+            if not aborts_run(exc):
+                raise
+            self.error, self.method = exc, None
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(threads)
         self.artifacts = folder
 
     def ready(self) -> dict[str, Any]:
-        """Where this actor runs and what it loaded (called once, to time the start-up)."""
+        """Where this actor runs and what it loaded (called once, to time the start-up); raises the
+        configuration error that kept it from building the method."""
         import ray
+
+        if self.error is not None:
+            raise self.error
 
         return {"node": ray.get_runtime_context().get_node_id(), "pid": os.getpid(), "artifacts": self.artifacts,
                 "shipped": self.shipped, "device": self.job.device}
@@ -180,7 +191,8 @@ class MethodWorker:
         return run_batch(self.method, batch, self.job)
 
     def close(self) -> None:
-        self.method.close()
+        if self.method is not None:
+            self.method.close()
 
 
 # -- the engine ------------------------------------------------------------------------------------------
@@ -320,6 +332,9 @@ class RayEngine:
             return ray.get(refs)
         except ray.exceptions.RayActorError as exc:
             raise RayEngineError(f"a Ray worker could not build {job.method}: {_cause(exc)}") from exc
+        except ray.exceptions.RayTaskError as exc:
+            _raise_run_stopper(exc)
+            raise RayEngineError(f"a Ray worker could not build {job.method}: {_cause(exc)}") from exc
 
     # -- the work --------------------------------------------------------------------------------------
     def _run(self, ray: Any, actors: list[Any], batches: Sequence[list[WorkItem]], on_line: OnLine) -> None:
@@ -343,6 +358,7 @@ class RayEngine:
                 raise RayEngineError(f"Ray worker {i} died while running a batch (node lost, out of memory or "
                                      f"killed?): {_cause(exc)}; rerun the same command to resume") from exc
             except ray.exceptions.RayTaskError as exc:
+                _raise_run_stopper(exc)
                 raise RayEngineError(f"Ray worker {i} failed on a batch: {_cause(exc)}") from exc
             submit(i)
             for line in lines:
@@ -357,6 +373,14 @@ def _describe(resources: dict[str, Any]) -> str:
             label = key.replace("num_", "").upper()
             parts.append(f"{value / 2**30:.1f} GiB memory" if key == "memory" else f"{value:g} {label}")
     return ", ".join(parts) or "nothing"
+
+
+def _raise_run_stopper(exc: BaseException) -> None:
+    """Raise the worker's own error when it is one that stops the run (a configuration error), so that
+    the command reports it as such (exit 2) rather than as a cluster failure."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException) and aborts_run(cause):
+        raise cause from None
 
 
 def _cause(exc: BaseException) -> str:
