@@ -99,8 +99,8 @@ _DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$", "WP$"})
 
 def tags_in_context(words: Sequence[str], tags: Sequence[str]) -> list[str]:
     """The tags of a sentence's ``words`` with the misreadings that put a wrong word class on an opinion word
-    mended, so that its replacement keeps the class it really has (:func:`plausible_tag` on each word, then
-    the context):
+    mended, so that its replacement keeps the class it really has (other tags are left as they are;
+    :func:`plausible_tag` mends a word's tag by the dictionary where a replacement is chosen):
 
     * a word tagged as a noun that review text seldom uses as one (under ``USUAL_SHARE`` of its uses) and
       mostly uses as an adjective is an adjective ("this brilliant/NN look" -> JJ);
@@ -112,9 +112,9 @@ def tags_in_context(words: Sequence[str], tags: Sequence[str]) -> list[str]:
     >>> tags_in_context(["a", "chess", ",", "eccentric", "game"], ["DT", "NN", ",", "JJ", "NN"])[1]
     'NN'
     """
-    out = [plausible_tag(w, t) if t else t for w, t in zip(words, tags)]
-    for i, (word, tag) in enumerate(zip(words, out)):
-        if upos_of_tag(tag) != "NOUN" or tag.startswith("NNP"):
+    out = list(tags)
+    for i, (word, tag) in enumerate(zip(words, tags)):
+        if tag not in ("NN", "NNS"):
             continue
         noun, adj = usual_share(word, "NOUN"), usual_share(word, "ADJ")
         if noun is not None and adj is not None and noun < USUAL_SHARE and adj >= ADJECTIVAL_SHARE:
