@@ -5,12 +5,9 @@ decided), never the preset's values."""
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from cfaug.cli import main
 
 #: six reviews whose nouns lean to one label ("film" in the positive ones, "movie" in the negative ones), so
 #: that C, trained on them, still leans to the source after REP-CT and the synonym set has something to do
@@ -24,18 +21,7 @@ ROWS = [
 ]
 
 
-def cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def test_paper_preset_end_to_end_auto_cad(tmp_path, monkeypatch, make_tiny_bert, one_torch_thread):
+def test_paper_preset_end_to_end_auto_cad(tmp_path, monkeypatch, make_tiny_bert, one_torch_thread, cli, read_jsonl):
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     # a masked LM whose top guesses for any slot are opinion words of both polarities and the two nouns
     # (the nouns are what the synonym step can swap)

@@ -7,13 +7,10 @@ values."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from cfaug.cli import main
 from cfaug.methods.coba.method import NO_PRINCIPAL_TRIPLE
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
@@ -62,18 +59,8 @@ def reply(body, prompt):
     return "OK"
 
 
-def cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def test_paper_preset_end_to_end_coba(tmp_path, monkeypatch, make_tiny_bert, isolated_llm_cache, one_torch_thread):
+def test_paper_preset_end_to_end_coba(tmp_path, monkeypatch, make_tiny_bert, isolated_llm_cache, one_torch_thread,
+                                      cli, read_jsonl):
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     words = sorted({w for _, _, t in ROWS for w in t.split()})
     generic = make_tiny_bert(tmp_path / "m-generic", "classifier", id2label={0: "LABEL_0", 1: "LABEL_1"},

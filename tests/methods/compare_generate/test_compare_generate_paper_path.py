@@ -5,16 +5,13 @@ written rows, their ``meta`` and the run summary, never the preset's values."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import threading
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from cfaug.cli import main
 
 NEGATIVE = ("dull", "poor", "flat", "cold", "slow")
 
@@ -64,17 +61,6 @@ class Model:
         return f"Analysis: some thoughts.\n<revised>{answer}</revised>"
 
 
-def cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 @pytest.fixture
 def reviews(tmp_path) -> Path:
     path = tmp_path / "reviews.tsv"
@@ -82,7 +68,7 @@ def reviews(tmp_path) -> Path:
     return path
 
 
-def test_paper_preset_end_to_end_compare_generate(tmp_path, reviews, serve):
+def test_paper_preset_end_to_end_compare_generate(tmp_path, reviews, serve, cli, read_jsonl):
     model = Model()
     srv = serve(model)
     out = tmp_path / "cg.jsonl"
@@ -134,7 +120,7 @@ def test_paper_preset_end_to_end_compare_generate(tmp_path, reviews, serve):
 
 
 @pytest.mark.parametrize("method", ["few-shot", "cot", "self-refine", "opro"])
-def test_paper_preset_end_to_end_compare_generate_baselines(tmp_path, reviews, serve, method):
+def test_paper_preset_end_to_end_compare_generate_baselines(tmp_path, reviews, serve, method, cli, read_jsonl):
     """The family's baselines under the paper preset: every request is answered with a flip of its text."""
     flips = {GREAT: "A dull film with a warm heart.", FLAT: "The plot is lively and the acting is sharp.",
              LOVELY: LOVELY}  # the last repeats its source: nothing is written for it

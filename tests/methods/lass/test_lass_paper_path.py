@@ -5,14 +5,11 @@ read the written pairs and rows, their ``meta`` and the model folder, never the 
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 
-from cfaug.cli import main
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -44,18 +41,7 @@ def flip(body, prompt):
     return "<revised>" + " ".join(FLIP.get(w, w) for w in text.split()) + "</revised>"
 
 
-def cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def test_paper_preset_end_to_end_lass(tmp_path, monkeypatch, isolated_llm_cache, one_torch_thread):
+def test_paper_preset_end_to_end_lass(tmp_path, monkeypatch, isolated_llm_cache, one_torch_thread, cli, read_jsonl):
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     rows = corpus_rows()
     corpus = tmp_path / "corpus.tsv"

@@ -7,14 +7,11 @@ their ``meta`` and the model folder's record of its steps, never the preset's va
 
 from __future__ import annotations
 
-import io
 import json
 import random
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 
-from cfaug.cli import main
 from cfaug.data.aste import parse_label_sequence, parse_triplets
 
 ASPECTS = ["food", "service", "staff", "pizza"]
@@ -64,18 +61,7 @@ def save_tiny_t5(path: Path, words: list[str]) -> Path:
     return path
 
 
-def cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def test_paper_preset_end_to_end_t2s(tmp_path, monkeypatch, one_torch_thread):
+def test_paper_preset_end_to_end_t2s(tmp_path, monkeypatch, one_torch_thread, cli, read_jsonl):
     monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
     train, unlabeled = tmp_path / "train.txt", tmp_path / "unlabeled.txt"
     train.write_text("\n".join(aste_lines(80, 0)) + "\n", encoding="utf-8")
