@@ -12,7 +12,7 @@ SRC = Path(cfaug.__file__).parent
 
 #: package -> floor; a module may import from its own floor and the floors below it
 FLOORS = {
-    "cfaug.data": 0, "cfaug.registry": 0, "cfaug.config": 0, "cfaug.errors": 0,
+    "cfaug.data": 0, "cfaug.registry": 0, "cfaug.config": 0, "cfaug.errors": 0, "cfaug.lazy": 0,
     "cfaug.training": 1, "cfaug.judges": 1, "cfaug.importance": 1, "cfaug.filters": 1, "cfaug.proposers": 1,
     "cfaug.llm": 1, "cfaug.nlp": 1, "cfaug.classifiers": 1, "cfaug.aste": 1,
     "cfaug.methods": 2,

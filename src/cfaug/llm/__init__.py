@@ -15,7 +15,8 @@ other's modules, never from the package root.
 
 from __future__ import annotations
 
-import importlib
+from cfaug.lazy import lazy_exports
+
 
 # The names below are imported on first use: a method module that needs only the error types or the settings
 # does not load the HTTP client (aiohttp) and the prompt templates (Jinja2) with them.
@@ -40,12 +41,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cfaug.llm' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"cfaug.llm.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

@@ -5,8 +5,9 @@ for the command line's options) does not load the runner and every method with i
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from cfaug.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cfaug.run.options import RunOptions
@@ -19,12 +20,4 @@ _HOMES = {"RunOptions": "cfaug.run.options", "RunDir": "cfaug.run.rundir", "RunD
           "Runner": "cfaug.run.runner", "RunSummary": "cfaug.run.runner", "run": "cfaug.run.runner"}
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cfaug.run' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

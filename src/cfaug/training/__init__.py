@@ -8,8 +8,9 @@ fingerprint (:func:`~cfaug.training.store.fingerprint`).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from cfaug.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cfaug.training.context import FitContext, StageContext
@@ -27,12 +28,4 @@ _HOMES = {"FitContext": "context", "StageContext": "context", "DeviceError": "de
           "ArtifactStore": "store", "ArtifactInfo": "store", "fingerprint": "store"}
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cfaug.training' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"cfaug.training.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
