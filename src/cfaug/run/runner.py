@@ -155,10 +155,10 @@ def make_task_from(options: RunOptions) -> Task:
     return make_task(options.task, target=options.target, edit_side=options.edit_side, levels=levels)
 
 
-def make_schema(options: RunOptions) -> Schema:
+def make_schema(options: RunOptions, task: Task) -> Schema:
+    """The column mapping the options ask for; ``--label-map`` values are checked against ``task``'s labels."""
     text_cols = {role: col for role, col in (("text", options.text_col), ("premise", options.premise_col),
                                               ("hypothesis", options.hypothesis_col)) if col}
-    task = make_task_from(options)
     return Schema(text_cols=text_cols, label_col=options.label_col, id_col=options.id_col,
                   label_map=parse_label_map(options.label_map, task))
 
@@ -203,7 +203,7 @@ class Runner:
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
         self.started = time.time()  # wall clock: the manifest's ``started``, and ``seconds`` are counted from it
         self.task = make_task_from(options)
-        self.schema = make_schema(options)
+        self.schema = make_schema(options, self.task)
         self.method, self.params, self.model_info = method_for(options)
         if not options.run_dir:
             raise ConfigError("a run needs a run directory")

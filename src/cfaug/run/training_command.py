@@ -19,7 +19,8 @@ from cfaug.training.store import ArtifactStore
 def train_model(method: str, train_data: Any, output: str | Path, log: Any = None, **options: Any) -> Fitted:
     """Fit ``method`` on ``train_data`` (any supported format) and write the model folder ``output``."""
     opts = RunOptions.from_mapping({"method": method, **{k: v for k, v in options.items() if v is not None}})
-    task, schema = make_task_from(opts), make_schema(opts)
+    task = make_task_from(opts)
+    schema = make_schema(opts, task)
     m = build_method(opts.method or "auto-cad", opts.params, opts.seed, preset=opts.preset)
     if not m.trains:
         raise ConfigError(f"{m.name} has no training stage; use it directly with 'cfaug augment'")
