@@ -384,7 +384,7 @@ def grid_table(bench: Bench, sets: dict[str, AugSet], result: dict) -> tuple[str
     from cfaug.classifiers import accuracy
     from cfaug.data.tasks import make_task
     from cfaug.evaluate.downstream import load_labelled
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
     settings = result["classifier_settings"]
     c_grid = [float(c) for c in str(settings["c_grid"]).split(",")]
@@ -593,7 +593,8 @@ def mlm_section(bench: Bench) -> str:
 # ------------------------------------------------------------------------------ similarity, facts, examples
 def similarity_table(sets: dict[str, AugSet]) -> str:
     """Table 6: mean cosine of 100 random (seed 0) original/augmented pairs; and the mean edit rate."""
-    from cfaug.judges.similarity import SentenceEncoder, token_edit_rate
+    from cfaug.judges.similarity import SentenceEncoder
+    from cfaug.nlp.tokens import token_edit_rate
 
     encoder = SentenceEncoder(None)
     lines = ["| augmentation | pairs | cosine (100 random pairs) | token edit rate (all pairs) |", "|---|---|---|---|"]
@@ -603,7 +604,7 @@ def similarity_table(sets: dict[str, AugSet]) -> str:
         edit = sum(token_edit_rate(o, n) for o, n in s.pairs) / len(s.pairs) if s.pairs else None
         lines.append(f"| {s.label} | {len(s.pairs)} | {fmt(cos, 3)} | {fmt(edit, 3)} |")
     lines += ["", "Cosine of the packaged all-MiniLM-L6-v2 sentence embeddings (SentenceEncoder(None)); token edit "
-              "rate: token Levenshtein distance / original length (cfaug.judges.similarity.token_edit_rate). "
+              "rate: token Levenshtein distance / original length (cfaug.nlp.tokens.token_edit_rate). "
               "Human CAD pairs from combined/paired/train_paired.tsv (batch_id); EDA pairs: source and rewrite."]
     return "\n".join(lines)
 

@@ -109,7 +109,7 @@ def transformer_work(input_file: Path, encoding: dict | None, window: int = 512)
     first 256 word pieces of each text it encodes. Without ``encoding`` in the JSON (the code before), it
     encoded every text; with it, only the texts the JSON says it read (with a token window of 512: the texts
     its own window cuts, which is checked)."""
-    from cfaug.judges.models import default_encoder_path
+    from cfaug.local_models import default_encoder_path
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(default_encoder_path()), local_files_only=True)

@@ -202,7 +202,7 @@ def produce_speed(args: argparse.Namespace, log: Path, model: Path) -> dict[str,
 
 
 def eval_judge() -> Any:
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
     rows = read_tsv(WORK / "judge.tsv")
     return TfidfLinearJudge(C=4.0, min_df=2).fit([r["text"] for r in rows], [r["label"] for r in rows])

@@ -23,7 +23,7 @@ import tempfile
 import numpy as np
 
 from cfaug.judges.similarity import SentenceEncoder, _persistent_key, shipped_embedding_dir
-from cfaug.methods.auto_cad.lexicon import load_lexicon
+from cfaug.editing.lexicon import load_lexicon
 
 
 def lexicon_words() -> list[str]:

@@ -1,5 +1,5 @@
 from cfaug.classifiers import HELD_OUT, accuracy, build_classifier
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 
 PARAMS = {"embedding_dim": "16", "filters": "8", "epochs": "5", "batch_size": "8", "learning_rate": "0.02",
           "device": "cpu"}

@@ -1,7 +1,7 @@
 import pytest
 
 from cfaug.classifiers import HELD_OUT, accuracy, build_classifier
-from cfaug.judges.models import ModelPathError
+from cfaug.local_models import ModelPathError
 
 PARAMS = {"epochs": "5", "batch_size": "8", "learning_rate": "0.01", "max_length": "32", "device": "cpu"}
 

@@ -101,7 +101,7 @@ def test_run_directory_contents(default_run):
     training = man["method_facts"]["training"]  # the training stage: where C and the rest were fitted
     assert cfg["params"]["classifier"] == "tfidf" and training["fit_facts"]["classifier_folds"] == 5
     assert training["train_rows"] == 40 and training["fingerprint"] and Path(training["artifacts"]).name == training["fingerprint"]
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
     assert TfidfLinearJudge.load(Path(training["artifacts"]) / "classifier-fold0.pkl").describe()["judge"] == "tfidf-logreg"
     results = read_jsonl(run / "results.jsonl")

@@ -4,7 +4,7 @@ import random
 import pytest
 
 from cfaug.evaluate.diversity import distinct_n, self_bleu
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 
 
 def test_distinct_n_hand_computed():

@@ -4,7 +4,7 @@ from cfaug.data.tasks import make_task
 from cfaug.evaluate.flip_rate import (JudgeChoice, build_judge, flip_rate, flip_rate_from_predictions,
                                       own_judge_flip_rate, training_overlap)
 from cfaug.evaluate.pairs import CounterfactualPair
-from cfaug.judges.classifier import TfidfLinearJudge
+from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
 TRAIN = ["good film", "great acting", "good plot", "bad film", "awful acting", "bad plot"]
 

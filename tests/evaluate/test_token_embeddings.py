@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from cfaug.judges.token_embeddings import TokenEncoder
-from cfaug.judges.models import ModelPathError
+from cfaug.local_models import ModelPathError
 
 
 def test_special_tokens_dropped_and_rows_normalised(tiny_bert):

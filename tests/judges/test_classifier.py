@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
 
-from cfaug.judges.classifier import HFClassifierJudge, TfidfLinearJudge, as_text, predict_labels
+from cfaug.judges.classifier import HFClassifierJudge, predict_labels
+from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
+from cfaug.data.inputs import as_text
 
 TEXTS = ["a great film", "a wonderful film", "great acting", "wonderful story",
          "a terrible film", "an awful film", "terrible acting", "awful story"]
@@ -73,7 +75,7 @@ def test_hf_judge_label_names(tmp_path, make_tiny_bert):
 
 
 def test_hf_judge_refuses_hub_names():
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
 
     with pytest.raises(ModelPathError, match="'bert-base-uncased' is not a local folder"):
         HFClassifierJudge("bert-base-uncased")

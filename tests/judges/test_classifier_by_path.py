@@ -11,7 +11,7 @@ from cfaug.config import ConfigError
 from cfaug.data.tasks import make_task
 from cfaug.judges.classifier import (HFClassifierJudge, check_classifier_folder, folder_label_names,
                                      is_generic_label, load_classifier_by_path, map_model_labels)
-from cfaug.judges.models import ModelPathError
+from cfaug.local_models import ModelPathError
 from cfaug.judges.registry import JudgeContext, build_judge
 
 SENTIMENT = make_task("sentiment").label_space

@@ -12,7 +12,7 @@ import pytest
 
 from cfaug.api import run_augment
 from cfaug.cli.demo import sample_path
-from cfaug.methods.auto_cad.text import Edit, apply_edits
+from cfaug.editing.text import Edit, apply_edits
 
 FIXTURES = Path(__file__).parents[1] / "data" / "fixtures"
 

@@ -399,7 +399,7 @@ class PieceVectors:
         from safetensors import safe_open
         from tokenizers import Tokenizer
 
-        from cfaug.judges.models import default_encoder_path
+        from cfaug.local_models import default_encoder_path
 
         if name not in PIECE_CHOICES:
             raise ValueError(f"unknown word-piece vectors {name!r}; known: {', '.join(PIECE_CHOICES)}")
@@ -436,7 +436,7 @@ class ContextualVectors:
     def __init__(self, name: str = "minilm", layer: int = 3, batch_size: int = 1) -> None:
         from transformers import AutoModel, AutoTokenizer
 
-        from cfaug.judges.models import default_encoder_path, quiet_transformers
+        from cfaug.local_models import default_encoder_path, quiet_transformers
 
         if name not in PIECE_CHOICES:
             raise ValueError(f"unknown contextual vectors {name!r}; known: {', '.join(PIECE_CHOICES)}")

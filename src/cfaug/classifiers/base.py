@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cfaug.config import ConfigError, build_config, config_dict
-from cfaug.judges.base import JudgeInput
+from cfaug.data.inputs import JudgeInput
 from cfaug.registry import Registry
 
 #: the file :meth:`TextClassifier.save` writes beside the weights
@@ -209,7 +209,7 @@ UNK = 1  #: id of out-of-vocabulary words in :class:`WordTorchClassifier` (PAD i
 class WordTorchClassifier(TorchTextClassifier):
     """Word-level PyTorch classifiers trained from scratch (no pretrained embeddings, so they run offline).
 
-    Tokens: :func:`cfaug.judges.similarity.tokenize` (NLI pairs are joined with a separator token); the
+    Tokens: :func:`cfaug.nlp.tokens.tokenize` (NLI pairs are joined with a separator token); the
     vocabulary is the training set's words seen at least ``min_count`` times (at most ``max_vocab``); texts
     are cut to ``max_tokens``. Training uses Adam with batches in a seeded order and keeps the epoch with
     the best dev accuracy (ties: the lower dev log-loss). Subclasses build the network in
@@ -235,8 +235,8 @@ class WordTorchClassifier(TorchTextClassifier):
 
     def ids_and_words(self, text: str) -> tuple[list[int], list[str]]:
         """Word ids (unknown words: 1) and the words; a text without tokens reads as one unknown word ""."""
-        from cfaug.judges.classifier import as_text
-        from cfaug.judges.similarity import tokenize
+        from cfaug.data.inputs import as_text
+        from cfaug.nlp.tokens import tokenize
 
         words = tokenize(as_text(text))[: self.config.max_tokens]
         if not words:
@@ -273,9 +273,9 @@ class WordTorchClassifier(TorchTextClassifier):
             dev_inputs: Sequence[JudgeInput] | None = None, dev_labels: Sequence[str] | None = None) -> dict[str, Any]:
         import torch
 
-        from cfaug.judges.classifier import as_text
-        from cfaug.judges.models import torch_device
-        from cfaug.judges.similarity import tokenize
+        from cfaug.data.inputs import as_text
+        from cfaug.device import resolve_device
+        from cfaug.nlp.tokens import tokenize
 
         inputs, labels, dev_inputs, dev_labels, facts = split_dev(inputs, labels, dev_inputs, dev_labels, self.seed)
         c = self.config
@@ -287,7 +287,7 @@ class WordTorchClassifier(TorchTextClassifier):
         self.labels = tuple(sorted(set(labels)))
         y = torch.tensor([self.labels.index(lab) for lab in labels])
         seqs = self._encode(inputs)
-        device = torch_device(c.device)
+        device = resolve_device(c.device)
         self.net = self._build_net(len(self.vocab) + 2, len(self.labels)).to(device)
         opt = torch.optim.Adam(self.net.parameters(), lr=c.learning_rate)
         loss_fn = torch.nn.CrossEntropyLoss()
@@ -340,7 +340,7 @@ class WordTorchClassifier(TorchTextClassifier):
     def _load_weights(self, folder: Path, manifest: dict[str, Any]) -> None:
         import torch
 
-        from cfaug.judges.models import torch_device
+        from cfaug.device import resolve_device
 
         words = json.loads(need_file(folder, "vocab.json").read_text(encoding="utf-8"))
         state = torch.load(need_file(folder, "model.pt"), map_location="cpu", weights_only=True)
@@ -348,4 +348,4 @@ class WordTorchClassifier(TorchTextClassifier):
         torch.manual_seed(self.seed)
         self.net = self._build_net(len(self.vocab) + 2, len(self.labels))
         self.net.load_state_dict(state)
-        self.net.to(torch_device(self.config.device)).eval()
+        self.net.to(resolve_device(self.config.device)).eval()

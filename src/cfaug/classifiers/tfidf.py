@@ -1,6 +1,6 @@
 """TF-IDF + a linear model: the statistical baseline of the CAD papers, with a grid search on the dev set.
 
-Features and models are those of :class:`cfaug.judges.classifier.TfidfLinearJudge` (word n-grams,
+Features and models are those of :class:`cfaug.classifiers.tfidf_linear.TfidfLinearJudge` (word n-grams,
 sublinear tf, lower-cased). ``tfidf-svm.v1`` is a linear SVM (probabilities are a softmax of its margins);
 ``tfidf-logreg.v1`` is logistic regression (calibrated probabilities). The grid covers ``C`` and the
 largest n-gram order; the setting with the best dev accuracy wins (ties go to the earlier grid point:
@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cfaug.classifiers.base import CLASSIFIERS, TextClassifier, accuracy, need_file, split_dev
-from cfaug.judges.classifier import JudgeInput, TfidfLinearJudge
+from cfaug.data.inputs import JudgeInput
+from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
 
 @dataclass
@@ -77,7 +78,7 @@ class TfidfClassifier(TextClassifier):
         ``(n_labels,)``) with ``softmax(vectorizer.transform(texts) @ W.T + b) == predict_proba(texts)``.
         A binary model (``coef_`` of shape ``(1, F)``) gives ``W = [-coef/2, +coef/2]`` and
         ``b = [-intercept/2, +intercept/2]``. NLI pairs are read as
-        :func:`cfaug.judges.classifier.as_text` joins them."""
+        :func:`cfaug.data.inputs.as_text` joins them."""
         if self.model is None:
             raise RuntimeError(f"{self.name}: linear_model called before fit")
         clf = self.model._clf

@@ -6,7 +6,7 @@ different number of labels gets a fresh head. :meth:`TransformerClassifier.save`
 model and tokenizer with ``save_pretrained``; a loaded classifier reads them from its own folder.
 
 As a :class:`~cfaug.classifiers.base.TorchTextClassifier` it reads single texts: ``ids_and_words`` gives
-the word-piece ids and, for each, the word of :func:`cfaug.judges.similarity.tokenize` it falls in ("" for
+the word-piece ids and, for each, the word of :func:`cfaug.nlp.tokens.tokenize` it falls in ("" for
 special tokens), ``embedding`` is the model's input (word-piece) embedding layer, and ``baseline_ids`` the
 Integrated Gradients baseline (special tokens kept, padding elsewhere). A Hugging Face classifier given by
 path (:class:`cfaug.judges.classifier.HFClassifierJudge`) shares these helpers.
@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from cfaug.classifiers.base import CLASSIFIERS, TorchTextClassifier, accuracy, need_file, split_dev
-from cfaug.judges.classifier import JudgeInput, baseline_ids, logits_module, pad_id_of, piece_words
-from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
+from cfaug.data.inputs import JudgeInput
+from cfaug.classifiers.word_pieces import baseline_ids, logits_module, pad_id_of, piece_words
+from cfaug.device import resolve_device
+from cfaug.local_models import quiet_transformers, resolve_local_model, weights_hash
 
 
 @dataclass
@@ -107,7 +109,7 @@ class TransformerClassifier(TorchTextClassifier):
         self.model = AutoModelForSequenceClassification.from_pretrained(
             str(self.path), local_files_only=True, num_labels=len(self.labels), ignore_mismatched_sizes=True,
             id2label=dict(enumerate(self.labels)), label2id={lab: i for i, lab in enumerate(self.labels)})
-        device = torch_device(c.device)
+        device = resolve_device(c.device)
         self.model.to(device)
         y = np.array([self.labels.index(lab) for lab in labels])
         steps = c.epochs * ((len(inputs) + c.batch_size - 1) // c.batch_size)
@@ -178,7 +180,7 @@ class TransformerClassifier(TorchTextClassifier):
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         self.model = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True)
-        self.model.to(torch_device(self.config.device)).eval()
+        self.model.to(resolve_device(self.config.device)).eval()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "weights_sha256": weights_hash(self.path)}

@@ -109,7 +109,7 @@ def run_summarization(args: argparse.Namespace) -> int:
     from cfaug.evaluate.downstream.opinion_summarization import (read_groups, run_summarization_test,
                                                                  summarization_table)
     from cfaug.data.fingerprint import hash_source, versions
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
     if not args.groups:
         raise CliError("--task opinion-summarization needs --groups FILE (review groups with gold summaries)")
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.data.schema import SchemaError
     from cfaug.data.tasks import TaskError, make_task
     from cfaug.evaluate.downstream import TrainCondition, load_labelled, markdown_table, run_downstream
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
     from cfaug.config import ConfigError
     from cfaug.registry import RegistryError
 

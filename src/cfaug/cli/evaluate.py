@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.evaluate.pairs import is_run_dir, load_pairs
     from cfaug.evaluate.suite import EvaluationConfig, evaluate
     from cfaug.evaluate.table import metrics_table
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
 
     if args.judge and args.judge_train:
         raise CliError("name one flip-rate judge: --judge PATH or --judge-train DATA, not both")

@@ -25,7 +25,8 @@ def registries() -> dict[str, tuple[Any, Any]]:
     """(registry, function giving an entry's parameter dataclass) by kind."""
     import cfaug.filters.builtin  # noqa: F401  (registers)
     import cfaug.judges.builtin  # noqa: F401
-    import cfaug.methods  # noqa: F401  (registers methods, proposers and the LLM judge)
+    import cfaug.methods  # noqa: F401  (registers methods and the LLM judge)
+    import cfaug.proposers.replacements  # noqa: F401  (registers lexicon.v1, masked-lm.v1)
     import cfaug.run.engines  # noqa: F401
     from cfaug.data.tasks import TASKS
     from cfaug.filters import FILTERS

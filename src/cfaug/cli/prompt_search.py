@@ -90,7 +90,7 @@ def _start_pairs(n: int, seed: int) -> list[tuple[str, str, str, str]]:
 def _proxy(train: str, min_similarity: float) -> Any:
     from cfaug.data.io import read_dataset
     from cfaug.data.tasks import make_task
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
     from cfaug.judges.ngram_lm import NgramLM
     from cfaug.judges.similarity import SentenceEncoder
     from cfaug.methods.lass.prompt_search import ProxyScorer

@@ -175,7 +175,8 @@ class MaskedLMScorer:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from cfaug.judges.models import quiet_transformers, torch_device
+        from cfaug.device import resolve_device
+        from cfaug.local_models import quiet_transformers
 
         p = Path(path).expanduser()
         if not p.is_dir():
@@ -184,7 +185,7 @@ class MaskedLMScorer:
                              "tokenizer")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = p
-        self.device = torch_device(device)
+        self.device = resolve_device(device)
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
         self.model = AutoModelForMaskedLM.from_pretrained(str(p), local_files_only=True).to(self.device).eval()
@@ -195,7 +196,7 @@ class MaskedLMScorer:
         self._torch = torch
 
     def describe(self) -> dict[str, Any]:
-        from cfaug.judges.models import weights_hash
+        from cfaug.local_models import weights_hash
 
         return {"model": str(self.path), "weights_sha256": weights_hash(self.path)}
 

@@ -1,6 +1,6 @@
 """Diversity of a set of counterfactuals: Self-BLEU and distinct-n.
 
-Both use lower-cased word and punctuation tokens (:func:`cfaug.judges.similarity.tokenize`).
+Both use lower-cased word and punctuation tokens (:func:`cfaug.nlp.tokens.tokenize`).
 
 * ``self_bleu`` (lower = more diverse): each text is scored by sentence BLEU against all the *other*
   texts as references, and the scores are averaged; reported on a 0-100 scale. BLEU settings: n-gram
@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from cfaug.evaluate.result import MetricResult
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 
 TOKENIZATION = "lower-cased words and punctuation (cfaug tokenize)"
 

@@ -15,7 +15,7 @@ The four operations of the reference implementation (``jasonwei20/eda_nlp``), ea
   random word is kept; a one-word text is left as is.
 
 The text is split into word tokens (``\\w+`` with inner apostrophes) and punctuation tokens, as
-:func:`cfaug.judges.similarity.tokenize` does but keeping case; the operations act on the words only
+:func:`cfaug.nlp.tokens.tokenize` does but keeping case; the operations act on the words only
 (punctuation keeps its place unless words move around it) and the result is joined with single spaces
 (``"good, fine."`` -> ``"good , fine ."``). Each augmented sentence applies one operation chosen at
 random (the reference writes equal numbers per operation; here the mix is random), and the whole is

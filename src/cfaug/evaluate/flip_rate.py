@@ -48,7 +48,7 @@ def build_judge(choice: JudgeChoice, task: Task) -> tuple[LabelJudge, dict[str, 
         raise ValueError("name exactly one flip-rate judge: a classifier path or a dataset to train one on")
     ctx = JudgeContext(task, seed=choice.seed)
     if choice.path:
-        from cfaug.judges.models import weights_hash
+        from cfaug.local_models import weights_hash
 
         hf = build_part({"@judges": "hf-classifier", "path": choice.path,
                          "labels": ",".join(choice.labels) if choice.labels else None}, ctx)

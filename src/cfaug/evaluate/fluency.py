@@ -21,7 +21,8 @@ from typing import Any
 
 from cfaug.judges.ngram_lm import NgramLM
 from cfaug.evaluate.result import MetricResult, mean_of
-from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device, weights_hash
+from cfaug.device import resolve_device
+from cfaug.local_models import quiet_transformers, resolve_local_model, weights_hash
 
 
 class CausalLMScorer:
@@ -34,7 +35,7 @@ class CausalLMScorer:
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = resolve_local_model(path, "language model")
-        self.device = torch_device(device)
+        self.device = resolve_device(device)
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForCausalLM.from_pretrained(str(self.path), local_files_only=True)

@@ -1,7 +1,7 @@
 """Minimality: how little a counterfactual changes its original.
 
 * ``edit_rate``: token-level Levenshtein distance divided by the original's token count, over
-  lower-cased word and punctuation tokens (:func:`cfaug.judges.similarity.tokenize`). 0 = unchanged;
+  lower-cased word and punctuation tokens (:func:`cfaug.nlp.tokens.tokenize`). 0 = unchanged;
   can exceed 1 when the rewrite is longer than the original.
 * ``mover_distance``: the earth mover's distance between the two texts' contextual token vectors, that is
   ``1 - MoverScore`` as the judges part :func:`cfaug.judges.mover.mover_score` computes it (uniform
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from cfaug.evaluate.result import MetricResult, mean_of
 from cfaug.judges.mover import SETTINGS, mover_score
-from cfaug.judges.similarity import token_edit_rate
+from cfaug.nlp.tokens import token_edit_rate
 from cfaug.judges.token_embeddings import TokenEncoder
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from cfaug.data.io import DataError, Reject, read_dataset
 from cfaug.data.schema import Schema, SchemaError
 from cfaug.data.tasks import Task, make_task
-from cfaug.judges.classifier import JudgeInput
+from cfaug.data.inputs import JudgeInput
 from cfaug.run.rundir import RunDir
 
 

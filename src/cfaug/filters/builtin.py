@@ -50,7 +50,7 @@ class MaxEditRate:
     name: str = "edit_rate"
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        from cfaug.judges.similarity import token_edit_rate
+        from cfaug.nlp.tokens import token_edit_rate
 
         out = []
         for c in batch:

@@ -15,7 +15,7 @@ Three registered attribution methods, each wrapping a well-kept library:
 * ``shapley.v1``: Shapley value sampling (Captum) over word types: a feature is every occurrence of one
   candidate word type, absent means removed from the text. Any classifier with ``predict_proba``.
 
-A *word* is a lower-cased token of :func:`cfaug.judges.similarity.tokenize`; scores are summed over the
+A *word* is a lower-cased token of :func:`cfaug.nlp.tokens.tokenize`; scores are summed over the
 occurrences of a word type. Only *candidate* words are ranked: alphabetic words, without stop words unless
 ``stopwords=True`` (negators such as *not* and *never* always count, since they carry sentiment). Every
 method returns, for each text, :class:`WordScores` for its candidate word types, positive = supports the
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from cfaug.config import ConfigError, build_config, param
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 from cfaug.registry import Registry, spec_name
 
 #: words kept as candidates although they are stop words

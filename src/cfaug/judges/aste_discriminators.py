@@ -74,7 +74,7 @@ class _Discriminator:
         """The discriminator in ``folder``: a classifier saved by cfaug (what t2s trains) or a local Hugging
         Face sequence classifier whose outputs are named after the discriminator's labels."""
         from cfaug.judges.classifier import load_classifier_by_path
-        from cfaug.judges.models import ModelPathError
+        from cfaug.local_models import ModelPathError
 
         try:
             return cls(load_classifier_by_path(folder, what=cls.name), str(folder))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-JudgeInput = Union[str, tuple[str, str]]
+from cfaug.data.inputs import JudgeInput
 
 
 @dataclass

@@ -30,7 +30,7 @@ class TfidfConfig:
 
 @register_judge("tfidf.v1", "TF-IDF word n-grams + logistic regression or linear SVM, trained by cfaug", TfidfConfig)
 def build_tfidf(cfg: TfidfConfig, ctx: JudgeContext) -> Any:
-    from cfaug.judges.classifier import TfidfLinearJudge
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
     judge = TfidfLinearJudge(model=cfg.model, C=cfg.C, ngram_max=cfg.ngram_max, min_df=cfg.min_df, seed=ctx.seed)
     if cfg.data:
@@ -86,7 +86,7 @@ class SimilarityJudge:
 @register_judge("sentence-similarity.v1", "sentence-embedding cosine between original and rewrite", SimilarityConfig,
                 kind="score")
 def build_similarity(cfg: SimilarityConfig, ctx: JudgeContext) -> SimilarityJudge:
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
     from cfaug.judges.similarity import SentenceEncoder
 
     try:
@@ -106,7 +106,7 @@ class EditRateJudge:
     name = "edit_rate"
 
     def score(self, batch: Sequence[Candidate]) -> np.ndarray:
-        from cfaug.judges.similarity import token_edit_rate
+        from cfaug.nlp.tokens import token_edit_rate
 
         return np.array([token_edit_rate(c.old_text, c.new_text) for c in batch], dtype=float)
 

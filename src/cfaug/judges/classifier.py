@@ -12,11 +12,9 @@ load by local path only. Output names are mapped onto the task's labels by :func
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import os
-import pickle
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,99 +23,10 @@ from typing import Any
 import numpy as np
 
 from cfaug.config import ConfigError
+from cfaug.classifiers.word_pieces import baseline_ids, logits_module, pad_id_of, piece_words
 from cfaug.judges.base import JudgeInput, LabelJudge, predict_labels  # noqa: F401  (re-exported)
-from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device
-
-PAIR_SEP = " [SEP] "
-
-
-def as_text(x: JudgeInput) -> str:
-    return x if isinstance(x, str) else PAIR_SEP.join(x)
-
-
-class TfidfLinearJudge:
-    """TF-IDF (word 1-2 grams, sublinear tf) + a linear model trained on the fly.
-
-    ``model="logreg"`` gives calibrated probabilities (used by auto-CAD); ``model="svm"`` is the linear
-    SVM of the papers' statistical baseline (probabilities are a softmax of its margins). Training is
-    deterministic for a given ``seed``.
-    """
-
-    def __init__(self, model: str = "logreg", C: float = 1.0, ngram_max: int = 2, min_df: int = 1,
-                 seed: int = 0) -> None:
-        if model not in ("logreg", "svm"):
-            raise ValueError(f"model must be 'logreg' or 'svm', got {model!r}")
-        self.model_kind, self.C, self.ngram_max, self.min_df, self.seed = model, C, ngram_max, min_df, seed
-        self.labels: tuple[str, ...] = ()
-        self._vec: Any = None
-        self._clf: Any = None
-        self._train_hash = ""
-        self.provenance: dict[str, Any] = {}  #: where the training data came from (file, hash, rows)
-
-    @property
-    def name(self) -> str:
-        return f"tfidf-{self.model_kind}"
-
-    def fit(self, inputs: Sequence[JudgeInput], labels: Sequence[str]) -> TfidfLinearJudge:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.svm import LinearSVC
-
-        texts = [as_text(x) for x in inputs]
-        if len(set(labels)) < 2:
-            raise ValueError("a classifier needs at least two distinct labels in its training data")
-        self._vec = TfidfVectorizer(ngram_range=(1, self.ngram_max), sublinear_tf=True, min_df=self.min_df,
-                                    lowercase=True, token_pattern=r"(?u)\b\w[\w']*\b")
-        X = self._vec.fit_transform(texts)
-        if self.model_kind == "logreg":
-            # liblinear is binary only; more classes (ratings, NLI) get a multinomial model
-            solver = "liblinear" if len(set(labels)) == 2 else "lbfgs"
-            self._clf = LogisticRegression(C=self.C, max_iter=2000, solver=solver, random_state=self.seed)
-        else:
-            self._clf = LinearSVC(C=self.C, random_state=self.seed)
-        self._clf.fit(X, list(labels))
-        self.labels = tuple(str(c) for c in self._clf.classes_)
-        h = hashlib.sha256()
-        for t, y in zip(texts, labels):
-            h.update(t.encode("utf-8", "replace"))
-            h.update(b"\0" + str(y).encode() + b"\n")
-        self._train_hash = h.hexdigest()[:16]
-        return self
-
-    def decision(self, inputs: Sequence[JudgeInput]) -> np.ndarray:
-        X = self._vec.transform([as_text(x) for x in inputs])
-        d = self._clf.decision_function(X)
-        if d.ndim == 1:
-            d = np.stack([-d, d], axis=1) / 2.0
-        return d
-
-    def predict_proba(self, inputs: Sequence[JudgeInput]) -> np.ndarray:
-        if self._clf is None:
-            raise RuntimeError("TfidfLinearJudge.predict_proba called before fit")
-        if len(inputs) == 0:
-            return np.zeros((0, len(self.labels)))
-        if self.model_kind == "logreg":
-            return self._clf.predict_proba(self._vec.transform([as_text(x) for x in inputs]))
-        d = self.decision(inputs)
-        e = np.exp(d - d.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-
-    def describe(self) -> dict[str, Any]:
-        return {"judge": self.name, "C": self.C, "ngram_max": self.ngram_max, "min_df": self.min_df,
-                "seed": self.seed, "train_sha256": self._train_hash, "labels": list(self.labels), **self.provenance}
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "wb") as fh:
-            pickle.dump(self, fh)
-
-    @staticmethod
-    def load(path: str | os.PathLike[str]) -> TfidfLinearJudge:
-        with open(path, "rb") as fh:
-            obj = pickle.load(fh)
-        if not isinstance(obj, TfidfLinearJudge):
-            raise TypeError(f"{path} does not hold a TfidfLinearJudge")
-        return obj
-
+from cfaug.device import resolve_device
+from cfaug.local_models import quiet_transformers, resolve_local_model
 
 #: output names transformers makes up for outputs nobody named (``LABEL_0``, ``LABEL_1`` ...)
 GENERIC_LABEL = re.compile(r"label_?\d+", re.IGNORECASE)
@@ -201,7 +110,7 @@ def check_classifier_folder(path: str | os.PathLike[str], *, labels: Sequence[st
                             label_space: Any = None, what: str = "classifier", flag: str = "labels=",
                             flag_note: str = "") -> tuple[str, ...]:
     """What :func:`load_classifier_by_path` would check, from the folder's small JSON files alone (no model
-    is loaded): ``path`` is a local folder (else :class:`~cfaug.judges.models.ModelPathError`) holding a
+    is loaded): ``path`` is a local folder (else :class:`~cfaug.local_models.ModelPathError`) holding a
     classifier whose outputs map onto labels (else :class:`ConfigError`). Returns those labels. Methods
     call it before any work, so a bad folder stops a run at once, not in every engine worker."""
     folder = resolve_local_model(path, what)
@@ -219,7 +128,7 @@ def load_classifier_by_path(path: str | os.PathLike[str], *, labels: Sequence[st
     :func:`cfaug.classifiers.load_classifier`) or a Hugging Face sequence classifier
     (:class:`HFClassifierJudge`). Its ``labels`` come from :func:`map_model_labels` (``labels`` given by
     the user in output order, else the folder's own names; through ``label_space`` when given); the
-    object has ``path``. Raises :class:`~cfaug.judges.models.ModelPathError` for anything that is not a
+    object has ``path``. Raises :class:`~cfaug.local_models.ModelPathError` for anything that is not a
     local folder (a hub name) and :class:`ConfigError` for labels that cannot be mapped."""
     folder = resolve_local_model(path, what)
     if (folder / "classifier.json").is_file():
@@ -244,7 +153,7 @@ class HFClassifierJudge:
     Besides ``predict_proba`` it offers what gradient attribution needs, as
     :class:`~cfaug.classifiers.base.TorchTextClassifier` does: ``embedding`` (the input word-piece
     embeddings), ``ids_and_words`` (word-piece ids and, per piece, the word of
-    :func:`cfaug.judges.similarity.tokenize` it falls in), ``logits``, ``pad_id`` and ``baseline_ids``.
+    :func:`cfaug.nlp.tokens.tokenize` it falls in), ``logits``, ``pad_id`` and ``baseline_ids``.
     """
 
     def __init__(self, path: str | os.PathLike[str], labels: Sequence[str] | None = None,
@@ -255,7 +164,7 @@ class HFClassifierJudge:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.path = resolve_local_model(path, what)
-        self.device = torch_device(device)
+        self.device = resolve_device(device)
         self.batch_size = batch_size
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
@@ -320,73 +229,6 @@ class HFClassifierJudge:
     def describe(self) -> dict[str, Any]:
         return {"judge": self.name, "path": str(self.path), "labels": list(self.labels),
                 "config_sha256": _file_hash(self.path / "config.json")}
-
-
-# -- word pieces and words, shared by every transformer classifier -----------------------------------------
-def pad_id_of(tokenizer: Any) -> int:
-    pad = getattr(tokenizer, "pad_token_id", None)
-    return int(pad) if pad is not None else 0
-
-
-def _structural_ids(tokenizer: Any) -> set[int]:
-    """The ids of the special tokens that stand for no text ([CLS], [SEP], padding...); the unknown token
-    stands for a word of the text and is not one of them."""
-    unk = getattr(tokenizer, "unk_token_id", None)
-    return {int(i) for i in tokenizer.all_special_ids if i is not None and i != unk}
-
-
-def piece_words(tokenizer: Any, text: str, max_length: int) -> tuple[list[int], list[str]]:
-    """The word-piece ids of ``text`` (truncated to ``max_length``) and, piece by piece, the word of
-    :func:`cfaug.judges.similarity.tokenize` its characters fall in ("" for special tokens and pieces
-    outside every word), so that attributions summed per word cover all of a word's pieces. A tokenizer
-    without character offsets (a slow one) gives its own tokens, lower-cased, instead."""
-    from cfaug.judges.similarity import _TOKEN
-
-    fast = bool(getattr(tokenizer, "is_fast", False))
-    enc = tokenizer(text, truncation=True, max_length=max_length, return_offsets_mapping=fast)
-    ids = [int(i) for i in enc["input_ids"]]
-    special = _structural_ids(tokenizer)
-    offsets = enc.get("offset_mapping") if fast else None
-    if offsets is None:
-        toks = tokenizer.convert_ids_to_tokens(ids)
-        return ids, ["" if i in special else t.lower().lstrip("#").lstrip("\u0120\u2581") for i, t in zip(ids, toks)]
-    lower = text.lower()
-    if len(lower) != len(text):  # lower-casing changed the length: offsets index the text itself
-        return ids, ["" if i in special or e <= s else text[s:e].lower() for i, (s, e) in zip(ids, offsets)]
-    spans = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(lower)]
-    ends = [e for _, e, _ in spans]
-    words = []
-    for i, (s, e) in zip(ids, offsets):
-        if i in special or e <= s:
-            words.append("")
-            continue
-        j = bisect.bisect_right(ends, s)  # the first word ending after the piece starts
-        words.append(spans[j][2] if j < len(spans) and spans[j][0] < e else "")
-    return ids, words
-
-
-def baseline_ids(tokenizer: Any, ids: Any) -> Any:
-    """The Integrated Gradients baseline of a batch of id rows: special tokens ([CLS], [SEP] ...) kept,
-    every other piece (the unknown token too) replaced by padding (whose embedding stands for "no word")."""
-    import torch
-
-    special = torch.tensor(sorted(_structural_ids(tokenizer)), dtype=ids.dtype, device=ids.device)
-    return torch.where(torch.isin(ids, special), ids, torch.full_like(ids, pad_id_of(tokenizer)))
-
-
-def logits_module(model: Any, pad_id: int) -> Any:
-    """``model`` as a module ``forward(ids) -> logits``, the attention mask from ``ids != pad_id``."""
-    from torch import nn
-
-    class Logits(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, ids: Any) -> Any:
-            return self.model(input_ids=ids, attention_mask=(ids != pad_id).long()).logits
-
-    return Logits()
 
 
 def _file_hash(path: Path) -> str:

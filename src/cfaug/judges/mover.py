@@ -103,7 +103,7 @@ def build_moverscore(cfg: MoverScoreConfig, ctx: Any) -> MoverScoreJudge:
     """The judge for ``cfg``; ``ctx`` (a :class:`~cfaug.judges.registry.JudgeContext`, or None) gives the
     device."""
     from cfaug.config import ConfigError
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
     from cfaug.judges.token_embeddings import TokenEncoder
 
     try:

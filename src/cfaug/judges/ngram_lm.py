@@ -2,7 +2,7 @@
 is available. It is trained on a reference corpus the user names, so its perplexities measure closeness
 to that corpus, not general fluency, and are labelled as such.
 
-Each text is one sequence: lower-cased word and punctuation tokens (:func:`cfaug.judges.similarity.tokenize`)
+Each text is one sequence: lower-cased word and punctuation tokens (:func:`cfaug.nlp.tokens.tokenize`)
 with ``order - 1`` start symbols before and one end symbol after; the end symbol is predicted and
 counted. Words unseen in the reference map to ``<unk>``. The recursion bottoms out in a uniform
 distribution over the vocabulary (reference words, ``<unk>`` and the end symbol)::
@@ -20,7 +20,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from cfaug.judges.models import (default_encoder_path, quiet_transformers, resolve_local_model, torch_device,
-                                 weights_hash)
+from cfaug.device import resolve_device
+from cfaug.local_models import default_encoder_path, quiet_transformers, resolve_local_model, weights_hash
 
 
 class TokenEncoder:
@@ -34,7 +34,7 @@ class TokenEncoder:
     sentence embeddings from the same forward pass instead of encoding each text a second time.
 
     ``precision``: ``float32`` (default), ``bfloat16``, or ``auto`` (bfloat16 where the hardware computes
-    it natively, see :func:`cfaug.training.device.resolve_precision`). bfloat16 reads about 1.8 times as
+    it natively, see :func:`cfaug.device.resolve_precision`). bfloat16 reads about 1.8 times as
     many word pieces per second on a CPU with AVX512-BF16 and moves token vectors by a cosine of about
     1e-4; the precision used is part of :meth:`describe`.
     """
@@ -46,12 +46,12 @@ class TokenEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from cfaug.training.device import resolve_precision
+        from cfaug.device import resolve_precision
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         self.path = resolve_local_model(path, "token encoder") if path else default_encoder_path()
         self.layer, self.batch_size = layer, batch_size
-        self.device = torch_device(device)
+        self.device = resolve_device(device)
         quiet_transformers()
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.precision = resolve_precision(precision, self.device)

@@ -1,5 +1,7 @@
-"""Proposers make candidate edits. Methods register theirs here (auto-CAD's lexicon and masked-LM
-replacement proposers, ...), so ``cfaug parts`` lists them and a config file can name them.
+"""Proposers make candidate edits, registered by versioned name so that ``cfaug parts`` lists them and any
+method can name one in its config. The built-in word-replacement proposers (``lexicon.v1``, an opinion
+lexicon ranked by word vectors, antonyms and mined pairs; ``masked-lm.v1``, a masked language model by local
+path) live in :mod:`cfaug.proposers.replacements`; auto-CAD and CoBA use them.
 
 A proposer has ``name`` and ``propose(requests) -> list[list[(candidate, score)]]``: for each request, the
 candidates it suggests with a prior score, best first. What a request holds depends on the proposer family

@@ -44,7 +44,7 @@ from cfaug.run.results import result_line
 from cfaug.run.rundir import RunDir
 from cfaug.run.training import Fitted, fit_or_load, read_model
 from cfaug.training.context import StageContext
-from cfaug.training.device import resolve_device
+from cfaug.device import resolve_device
 from cfaug.training.store import ArtifactStore
 
 

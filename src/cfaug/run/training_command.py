@@ -12,7 +12,7 @@ from cfaug.run.options import RunOptions
 from cfaug.run.runner import make_schema, make_task_from
 from cfaug.run.training import Fitted, fit_or_load
 from cfaug.training.context import StageContext
-from cfaug.training.device import resolve_device
+from cfaug.device import resolve_device
 from cfaug.training.store import ArtifactStore
 
 

@@ -14,7 +14,7 @@ from cfaug.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cfaug.training.context import FitContext, StageContext
-    from cfaug.training.device import DeviceError, resolve_device
+    from cfaug.device import DeviceError, resolve_device
     from cfaug.training.folds import fold_of
     from cfaug.training.loop import LoopResult, seed_everything, train_loop
     from cfaug.training.store import ArtifactStore, ArtifactInfo, fingerprint

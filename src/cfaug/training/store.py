@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,24 @@ from typing import Any
 from cfaug.data.locations import user_cache_dir
 
 INFO_FILE = "artifact.json"
+
+#: classes that artifacts saved by earlier versions pickled under another module: (module, name) -> module
+MOVED_CLASSES = {
+    ("cfaug.methods.auto_cad.ngram", "BigramModel"): "cfaug.editing.ngram",
+    ("cfaug.judges.classifier", "TfidfLinearJudge"): "cfaug.classifiers.tfidf_linear",
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(MOVED_CLASSES.get((module, name), module), name)
+
+
+def load_pickle(path: str | os.PathLike[str]) -> Any:
+    """An object an artifact folder holds as a pickle; classes pickled by earlier versions under another
+    module (:data:`MOVED_CLASSES`) are found where they live now, so old model folders keep loading."""
+    with open(path, "rb") as fh:
+        return _Unpickler(fh).load()
 
 
 @dataclass

@@ -123,7 +123,7 @@ class _LookupModel(torch.nn.Module):
 
 
 def test_overlap_selection_keeps_the_candidate_closest_to_the_reviews():
-    from cfaug.methods.lass.vocab import WordVocab
+    from cfaug.seq2seq.vocab import WordVocab
 
     texts = ["the soup was awful .", "the soup was bad .", "the staff was rude and the soup was cold ."]
     vocab = WordVocab.build(texts + ["a fine menu"], min_count=1)

@@ -14,12 +14,12 @@ import pytest
 from cfaug.data.io import read_dataset
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import make_task
-from cfaug.judges.models import ModelPathError
-from cfaug.judges.similarity import token_edit_rate
+from cfaug.local_models import ModelPathError
+from cfaug.nlp.tokens import token_edit_rate
 from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
-from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
-from cfaug.methods.auto_cad.text import apply_edits, tokenize
+from cfaug.editing.lexicon import NEGATORS, load_lexicon
+from cfaug.editing.text import apply_edits, tokenize
 from cfaug.config import ConfigError
 from cfaug.methods import build_method
 from cfaug.training.context import FitContext, StageContext
@@ -109,7 +109,7 @@ def test_edits_rebuild_the_text_and_name_what_they_changed(default_results, item
             assert cf.source is item.record and cf.target == item.target and cf.method == "auto-cad.v1"
             edits = cf.meta["edits"]
             assert edits and all(orig[e["start"]:e["end"]] == e["old"] for e in edits)
-            from cfaug.methods.auto_cad.text import Edit
+            from cfaug.editing.text import Edit
 
             rebuilt = apply_edits(orig, [Edit(e["start"], e["end"], e["new"], e["old"], e["kind"]) for e in edits])
             assert rebuilt == cf.fields["text"] != orig
@@ -557,7 +557,7 @@ def test_a_plot_noun_that_weighs_little_next_to_the_top_term_stays_with_content_
 def test_an_edit_that_changes_only_case_or_spacing_makes_no_candidate(default_method, items):
     """Only an edit of the text itself may put the target label on it: a rewrite that equals the original up
     to case and spacing is no candidate (the item then says why it has none)."""
-    from cfaug.methods.auto_cad.text import Edit
+    from cfaug.editing.text import Edit
 
     m, _ = default_method
     item = items[0]

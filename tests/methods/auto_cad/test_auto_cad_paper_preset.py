@@ -11,7 +11,7 @@ from cfaug.data.io import read_dataset
 from cfaug.data.records import WorkItem
 from cfaug.data.tasks import make_task
 from cfaug.methods import build_method, method_params
-from cfaug.methods.auto_cad.text import tokenize
+from cfaug.editing.text import tokenize
 from cfaug.training.context import FitContext, StageContext
 
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
-from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.text import tokenize
+from cfaug.editing.lexicon import load_lexicon
+from cfaug.editing.text import tokenize
 
 
 @pytest.fixture(scope="module")

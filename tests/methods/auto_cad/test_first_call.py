@@ -15,7 +15,7 @@ from cfaug.data.tasks import make_task
 from cfaug.judges import classifier as classifier_module
 from cfaug.judges.similarity import stored_embeddings
 from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
-from cfaug.methods.auto_cad.replacements import WordVectors
+from cfaug.proposers.replacements import WordVectors
 from cfaug.training.context import FitContext
 
 

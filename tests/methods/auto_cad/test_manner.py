@@ -3,9 +3,9 @@ the adverb alone; real review sentences, tagged by the bundled pipeline."""
 
 import pytest
 
-from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.manner import is_participle, manner_edit
-from cfaug.methods.auto_cad.text import apply_edits, tokenize
+from cfaug.editing.lexicon import load_lexicon
+from cfaug.editing.manner import is_participle, manner_edit
+from cfaug.editing.text import apply_edits, tokenize
 from cfaug.nlp import load_pipeline
 
 LEX = load_lexicon()

@@ -2,8 +2,8 @@
 
 import pytest
 
-from cfaug.methods.auto_cad.negation import negate_predicate
-from cfaug.methods.auto_cad.text import apply_edits, tokenize
+from cfaug.editing.negation import negate_predicate
+from cfaug.editing.text import apply_edits, tokenize
 from cfaug.nlp import load_pipeline
 
 
@@ -52,8 +52,8 @@ def test_method_chooses_negation_and_never_negates_twice(tiny_auto_cad):
 
 
 def remove_negator(text, negator, lexicon=True):
-    from cfaug.methods.auto_cad.lexicon import load_lexicon
-    from cfaug.methods.auto_cad.negation import negator_removal
+    from cfaug.editing.lexicon import load_lexicon
+    from cfaug.editing.negation import negator_removal
 
     tokens = tokenize(text)
     i = next(k for k, t in enumerate(tokens) if t.lower == negator)
@@ -86,7 +86,7 @@ def test_negator_removal_leaves_what_it_cannot_rewrite_safely(text, negator, exp
 
 
 def test_without_the_text_only_the_negator_goes():
-    from cfaug.methods.auto_cad.negation import negator_removal
+    from cfaug.editing.negation import negator_removal
 
     text = "I did not like the ending."
     tokens = tokenize(text)
@@ -103,7 +103,7 @@ def test_without_the_text_only_the_negator_goes():
     ("It was worth.", None),                  # no complement
 ])
 def test_worth_before_its_complement_is_negated_not_replaced(text, expected):
-    from cfaug.methods.auto_cad.negation import negate_complement_taker
+    from cfaug.editing.negation import negate_complement_taker
 
     tokens = tokenize(text)
     tags = {t.idx: t.tag_ for t in load_pipeline(only=("tok2vec", "tagger"))(text)}
@@ -113,9 +113,9 @@ def test_worth_before_its_complement_is_negated_not_replaced(text, expected):
 
 
 def test_worth_is_never_proposed_as_a_replacement():
-    from cfaug.methods.auto_cad.lexicon import load_lexicon
-    from cfaug.methods.auto_cad.ngram import BigramModel
-    from cfaug.methods.auto_cad.replacements import LexiconProposer
+    from cfaug.editing.lexicon import load_lexicon
+    from cfaug.editing.ngram import BigramModel
+    from cfaug.proposers.replacements import LexiconProposer
 
     bigram = BigramModel().fit([["it", "is", "worth", "it", "and", "great"]] * 3)
     prop = LexiconProposer(load_lexicon(), bigram, None, top_n=500, min_prior=-1.0)

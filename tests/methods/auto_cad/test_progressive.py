@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, resampled_contexts
-from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.editing.ngram import BigramModel
 from cfaug.methods.auto_cad.progressive import (ContextSampler, EditedText, replace_in_order,
                                                 substitute_synonyms)
-from cfaug.methods.auto_cad.replacements import NEUTRAL
-from cfaug.methods.auto_cad.text import Edit, tokenize
+from cfaug.proposers.replacements import NEUTRAL
+from cfaug.editing.text import Edit, tokenize
 
 POSITIVE = {"great", "good", "fine", "movie"}  # "movie" plays a spurious positive word
 NEGATIVE = {"awful", "bad", "dull"}

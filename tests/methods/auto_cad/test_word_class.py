@@ -5,11 +5,11 @@ from collections import Counter
 
 import pytest
 
-from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.text import agree_article
-from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.replacements import LexiconProposer, ReplacementRequest, Weights, fit_word_class
-from cfaug.methods.auto_cad.text import Edit, apply_edits, tokenize
+from cfaug.editing.lexicon import load_lexicon
+from cfaug.editing.text import agree_article
+from cfaug.editing.ngram import BigramModel
+from cfaug.proposers.replacements import LexiconProposer, ReplacementRequest, Weights, fit_word_class
+from cfaug.editing.text import Edit, apply_edits, tokenize
 from cfaug.nlp import load_pipeline
 from cfaug.nlp.inflect import lemmas, upos_of_tag
 
@@ -77,7 +77,7 @@ def test_participle_slots_take_participles_readers_know(word, tag, cands, expect
 
 
 def test_topical_class():
-    from cfaug.methods.auto_cad.word_roles import topical_class
+    from cfaug.editing.word_roles import topical_class
 
     assert topical_class("murder", "NN") and topical_class("warned", "VBD")
     assert not topical_class("awful", "JJ") and not topical_class("murder", "")
@@ -132,7 +132,7 @@ def test_no_article_no_change():
     ("It was great.", "great", False),
 ])
 def test_words_of_names_and_titles_are_recognised(sentence, word, name):
-    from cfaug.methods.auto_cad.word_roles import in_name
+    from cfaug.editing.word_roles import in_name
 
     tokens = tokenize(sentence)
     i = next(k for k, t in enumerate(tokens) if t.text == word)
@@ -194,7 +194,7 @@ def test_noun_min_prior_drops_distant_nouns(noun_min_prior, expected):
     ("The awful acting ruined it.", "awful", False),
 ])
 def test_adjectives_naming_a_group_of_people_are_recognised(sentence, word, nominal):
-    from cfaug.methods.auto_cad.word_roles import nominal_adjective
+    from cfaug.editing.word_roles import nominal_adjective
 
     doc = load_pipeline(only=("tok2vec", "tagger"))(sentence)
     tags = {t.idx: t.tag_ for t in doc}

@@ -10,9 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.replacements import LexiconProposer
+from cfaug.editing.lexicon import load_lexicon
+from cfaug.editing.ngram import BigramModel
+from cfaug.proposers.replacements import LexiconProposer
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS
 from cfaug.methods.coba.offline import OfflinePlanner, domain_lexicon, triple_texts
 from cfaug.nlp import load_pipeline

@@ -7,7 +7,7 @@ import pytest
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import make_task
 from cfaug.config import ConfigError
-from cfaug.methods.compare_generate.demonstrations import DemoPool, builtin_demos, edit_spans, load_demos
+from cfaug.demonstrations import DemoPool, builtin_demos, edit_spans, load_demos
 
 
 def test_paired_file_gives_both_directions(fixtures):

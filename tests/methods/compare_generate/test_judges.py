@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cfaug.data.tasks import make_task
-from cfaug.judges.classifier import TfidfLinearJudge
+from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 from cfaug.llm.errors import ParseError
 from cfaug.llm.parsers import get_parser
 from cfaug.config import ConfigError

@@ -12,17 +12,17 @@ import pytest
 from cfaug.config import ConfigError
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import make_task
-from cfaug.judges.similarity import token_edit_rate
+from cfaug.nlp.tokens import token_edit_rate
 from cfaug.llm.errors import ParseError
 from cfaug.llm.templates import PROMPTS
 from cfaug.methods import METHODS, build_method
-from cfaug.methods.compare_generate.demonstrations import DemoPool, load_demos
+from cfaug.demonstrations import DemoPool, load_demos
 from cfaug.llm.parsers import get_parser
 
 COUNT = get_parser("count")
 from cfaug.methods.compare_generate.objective import Judgement, Objective
 from cfaug.methods.compare_generate.opro import solutions
-from cfaug.methods.compare_generate.strategy import COUNT_VARIANTS, PAPER_VARIANTS
+from cfaug.methods.strategy import COUNT_VARIANTS, PAPER_VARIANTS
 
 GOLDEN = "default_prompts.json"
 

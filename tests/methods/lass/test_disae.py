@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cfaug.methods.lass.disae import DisAE, DisAEConfig, LossWeights, annealed_weights
-from cfaug.methods.lass.vocab import EOS, PAD, WordVocab
+from cfaug.seq2seq.vocab import EOS, PAD, WordVocab
 
 NOUNS = ["pizza", "soup", "service", "staff", "pasta", "room", "screen", "battery", "keyboard", "price"]
 PAIRS = [p for n in NOUNS for p in ((f"the {n} was good .", f"the {n} was bad ."),

@@ -16,7 +16,7 @@ from cfaug.data.io import Reject, read_dataset
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
 from cfaug.classifiers import accuracy, build_classifier
-from cfaug.judges.classifier import JudgeInput
+from cfaug.data.inputs import JudgeInput
 from cfaug.data.fingerprint import hash_source, versions
 
 KINDS = ("in-domain", "challenge", "out-of-domain")

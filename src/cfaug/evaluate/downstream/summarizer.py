@@ -3,7 +3,7 @@ a group of reviews decodes averaged latent codes (the simple averaging of Coop(a
 
 * **Model** (:class:`MeanVAE`): word embeddings, a bidirectional LSTM, the mean of its states over the real
   tokens, and linear maps to the mean and log-variance of a Gaussian latent; an LSTM decoder conditioned on
-  the latent (:class:`~cfaug.methods.lass.decoding.LatentDecoder`, shared with Dis-AE). Loss: token
+  the latent (:class:`~cfaug.seq2seq.decoding.LatentDecoder`, shared with Dis-AE). Loss: token
   cross-entropy plus the KL divergence to N(0, I), its weight annealed from 0 to ``kl_weight`` and the KL
   floored at ``free_bits`` nats per text (so the decoder cannot ignore the latent). ``kl_weight=0`` is a plain
   autoencoder (the latent is the posterior mean). The defaults (weight 0.1, 20 free nats, 3 epochs) were
@@ -33,8 +33,8 @@ import torch
 from torch import nn
 
 from cfaug.data.sentences import split_sentences
-from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled, pad_ids
-from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK, WordVocab
+from cfaug.seq2seq.decoding import LatentDecoder, mean_pooled, pad_ids
+from cfaug.seq2seq.vocab import BOS, EOS, PAD, UNK, WordVocab
 from cfaug.training.context import FitContext
 from cfaug.training.loop import save_state, seed_everything, train_loop
 

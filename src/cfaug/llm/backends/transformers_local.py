@@ -48,7 +48,7 @@ class TransformersBackend(BatchingBackend):
         import torch
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from cfaug.judges.models import quiet_transformers
+        from cfaug.local_models import quiet_transformers
 
         quiet_transformers()
         try:

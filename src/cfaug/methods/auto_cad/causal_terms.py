@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
-from cfaug.methods.auto_cad.text import Token
+from cfaug.editing.lexicon import NEGATORS, Lexicon
+from cfaug.editing.text import Token
 
 NEGATION_SCOPE = 3
 

@@ -36,23 +36,23 @@ from cfaug.filters.base import apply_filters, build_filter, record_filters
 from cfaug.filters.builtin import MinSimilarity, normalise
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
-from cfaug.judges.similarity import token_edit_rate
+from cfaug.nlp.tokens import token_edit_rate
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
-from cfaug.methods.auto_cad.lexicon import NEGATORS, load_lexicon
-from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.manner import manner_polarity, own_flip
-from cfaug.methods.auto_cad.negation import negate_predicate, negated_before, negator_removal
+from cfaug.editing.lexicon import NEGATORS, load_lexicon
+from cfaug.editing.ngram import BigramModel
+from cfaug.editing.manner import manner_polarity, own_flip
+from cfaug.editing.negation import negate_predicate, negated_before, negator_removal
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
-from cfaug.methods.auto_cad.scores import score_edits
-from cfaug.methods.auto_cad.replacements import (
+from cfaug.editing.scores import score_edits
+from cfaug.proposers.replacements import (
     LexiconProposer,
     WordVectors,
     MaskedLMProposer,
     ReplacementRequest,
     Weights,
 )
-from cfaug.methods.auto_cad.word_roles import in_name, nominal_adjective, topical_class
-from cfaug.methods.auto_cad.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
+from cfaug.editing.word_roles import in_name, nominal_adjective, topical_class
+from cfaug.editing.text import (Edit, Token, agree_article, apply_edits, match_case, sentence_members,
                                          sentence_spans, tokenize)
 from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.nlp.inflect import doc_tags
@@ -222,7 +222,7 @@ class AutoCAD(Method):
     def prepare(self, records: Sequence[Record], task: Task, ctx: StageContext) -> dict[str, Any]:
         """Driver-side checks: the task, and that every model named by path is a local folder, so that a
         hub name is refused here with a clear error (not inside an engine worker loading the method)."""
-        from cfaug.judges.models import ModelPathError, resolve_local_model
+        from cfaug.local_models import ModelPathError, resolve_local_model
 
         self.check_task(task)
         c = self.config
@@ -345,7 +345,7 @@ class AutoCAD(Method):
         c = self.config
         self._device = ctx.device
         if self.classifier_kind == "tfidf":
-            from cfaug.judges.classifier import TfidfLinearJudge
+            from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
 
             self.folds = [TfidfLinearJudge.load(p) for p in
                           sorted(artifact_dir.glob("classifier-fold*.pkl"), key=lambda p: int(p.stem[15:]))]
@@ -390,7 +390,7 @@ class AutoCAD(Method):
 
     def _load_encoder(self, device: str) -> Any:
         if self._encoder is None:
-            from cfaug.judges.models import ModelPathError
+            from cfaug.local_models import ModelPathError
             from cfaug.judges.similarity import SentenceEncoder
 
             try:
@@ -697,7 +697,7 @@ class AutoCAD(Method):
     def _manner_terms(self, tokens: Sequence[Token], terms: Sequence[CausalTerm], tags: Mapping[int, str],
                       polarity: str) -> list[CausalTerm]:
         """Terms for the manner adverbs of ``polarity`` that no lexicon lists ("well written",
-        "superbly-crafted"; see :mod:`~cfaug.methods.auto_cad.manner`), unless negated ("not well written")."""
+        "superbly-crafted"; see :mod:`~cfaug.editing.manner`), unless negated ("not well written")."""
         taken = {j for t in terms for j in t.phrase}
         return [CausalTerm(head=j, phrase=(j,), kind="word") for j, tok in enumerate(tokens)
                 if tok.is_word and j not in taken and not negated_before(tokens, j)
@@ -829,8 +829,9 @@ def _dump(path: Path, obj: Any) -> None:
 
 
 def _load(path: Path) -> Any:
-    with open(path, "rb") as fh:
-        return pickle.load(fh)
+    from cfaug.training.store import load_pickle
+
+    return load_pickle(path)
 
 
 def edited_sentence_similarity(encoder: Any, originals: Sequence[str], rewrites: Sequence[str]) -> list[float]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.paired import read_pairs, sentiment_polarity
-from cfaug.methods.auto_cad.text import tokenize
+from cfaug.editing.text import tokenize
 
 
 def mine_pairs(path: str | Path, *, text_col: str | None = None, label_col: str | None = None,

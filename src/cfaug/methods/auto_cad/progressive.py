@@ -26,8 +26,8 @@ import numpy as np
 
 from cfaug.importance import Unit, build_importance
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, dropped_contexts, resampled_contexts
-from cfaug.methods.auto_cad.replacements import NEUTRAL, ReplacementRequest
-from cfaug.methods.auto_cad.text import Edit, Token, apply_edits, match_case, sentence_members
+from cfaug.proposers.replacements import NEUTRAL, ReplacementRequest
+from cfaug.editing.text import Edit, Token, apply_edits, match_case, sentence_members
 
 
 @dataclass

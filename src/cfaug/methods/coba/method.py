@@ -19,10 +19,10 @@ from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
 from cfaug.judges.builtin import judge_input
-from cfaug.judges.classifier import (as_text, check_classifier_folder, folder_label_names, is_generic_label,
-                                     load_classifier_by_path)
+from cfaug.data.inputs import as_text
+from cfaug.judges.classifier import check_classifier_folder, folder_label_names, is_generic_label, load_classifier_by_path
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 from cfaug.methods.base import METHODS, Preset, Resources
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
@@ -335,7 +335,7 @@ class CoBA(LLMMethod):
         the task's labels. ``prepare`` and ``fit`` call it first, so a hub name or unnamed labels stop a run
         once, before any training. Returns the labels of the models given by folder."""
         from cfaug.classifiers import CLASSIFIERS
-        from cfaug.judges.models import ModelPathError
+        from cfaug.local_models import ModelPathError
 
         space = task.label_space
         per_model = self._model_labels[1]
@@ -366,7 +366,7 @@ class CoBA(LLMMethod):
 
     def _load_by_path(self, n: int, path: Path, task: Task, ctx: StageContext) -> Any:
         """The ``n``-th classifier of M, given by folder, its outputs named by task labels."""
-        from cfaug.judges.models import ModelPathError
+        from cfaug.local_models import ModelPathError
 
         try:
             return load_classifier_by_path(path, labels=self._given_labels(n, path), label_space=task.label_space,
@@ -633,7 +633,7 @@ def _spurious_list(spec: str | None) -> set[str]:
 
 
 def _load_lexicon() -> Any:
-    from cfaug.methods.auto_cad.lexicon import load_lexicon
+    from cfaug.editing.lexicon import load_lexicon
 
     return load_lexicon()
 
@@ -641,9 +641,9 @@ def _load_lexicon() -> Any:
 def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str | None) -> dict[str, Any]:
     """The lexicon proposer's bigram model of the input and the lexicon's word vectors (as auto-CAD)."""
     from cfaug.judges.similarity import SentenceEncoder
-    from cfaug.methods.auto_cad.ngram import BigramModel
-    from cfaug.methods.auto_cad.replacements import WordVectors
-    from cfaug.methods.auto_cad.text import tokenize as cad_tokenize
+    from cfaug.editing.ngram import BigramModel
+    from cfaug.proposers.replacements import WordVectors
+    from cfaug.editing.text import tokenize as cad_tokenize
 
     lexicon = _load_lexicon()
     bigram = BigramModel().fit([t.lower for t in cad_tokenize(r.text()) if t.is_word] for r in records)
@@ -657,18 +657,19 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
 def load_fold_judges(artifact_dir: Path) -> list[Any]:
     """The cross-fitted label judges a CoBA training stage saved (``judge-fold<f>.pkl``), in fold order;
     empty when the stage saved none."""
+    from cfaug.training.store import load_pickle
+
     judges = []
     for path in sorted(Path(artifact_dir).glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
-        with open(path, "rb") as fh:
-            judges.append(pickle.load(fh))
+        judges.append(load_pickle(path))
     return judges
 
 
 def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
-    from cfaug.methods.auto_cad.replacements import LexiconProposer, WordVectors
+    from cfaug.proposers.replacements import LexiconProposer, WordVectors
+    from cfaug.training.store import load_pickle
 
-    with open(artifact_dir / "bigram.pkl", "rb") as fh:
-        bigram = pickle.load(fh)
+    bigram = load_pickle(artifact_dir / "bigram.pkl")
     return LexiconProposer(lexicon, bigram, WordVectors.load(artifact_dir))
 
 

@@ -46,13 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from cfaug.methods.auto_cad.lexicon import NEGATORS, Lexicon
-from cfaug.methods.auto_cad.manner import manner_polarity, own_flip
-from cfaug.methods.auto_cad.negation import negate_predicate, negator_removal
-from cfaug.methods.auto_cad.replacements import ReplacementRequest
-from cfaug.methods.auto_cad.scores import score_edits
-from cfaug.methods.auto_cad.text import Edit, Token, agree_article, apply_edits
-from cfaug.methods.auto_cad.word_roles import in_name, nominal_adjective, topical_class
+from cfaug.editing.lexicon import NEGATORS, Lexicon
+from cfaug.editing.manner import manner_polarity, own_flip
+from cfaug.editing.negation import negate_predicate, negator_removal
+from cfaug.proposers.replacements import ReplacementRequest
+from cfaug.editing.scores import score_edits
+from cfaug.editing.text import Edit, Token, agree_article, apply_edits
+from cfaug.editing.word_roles import in_name, nominal_adjective, topical_class
 from cfaug.nlp.inflect import doc_tags, match_case
 from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categorise_words, permute_normal
 from cfaug.nlp.triples import Triple, extract_triples

@@ -2,9 +2,10 @@
 method on the LLM layer: ``few-shot``, ``cot``, ``self-refine``, ``opro`` and ``compare-generate``
 (``zero-shot`` lives in :mod:`cfaug.methods.zero_shot`). See docs/strategies.md for choosing one.
 
-Shared parts: :mod:`.demonstrations` (example pairs and how they are picked), :mod:`.objective` (the
-score a search optimises), :mod:`.judges` (the label judge inside a search), :mod:`.strategy` (what every
-strategy does per item) and :mod:`.search` (what OPRO and Compare&Generate share).
+Its own parts: :mod:`.objective` (the score a search optimises), :mod:`.judges` (the label judge inside a
+search) and :mod:`.search` (what OPRO and Compare&Generate share). Parts it shares with other methods live
+below it: :mod:`cfaug.demonstrations` (example pairs and how they are picked) and
+:mod:`cfaug.methods.strategy` (what every prompting strategy does per item).
 """
 
 from cfaug.methods.compare_generate import cot, few_shot, method, opro, self_refine  # noqa: F401  (registers)

@@ -15,7 +15,7 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.parsers import split_reasoning
 from cfaug.methods.base import METHODS, Preset
-from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, StrategyMethod
 
 _STEP = {"causal_words": re.compile(r"(?im)^[ \t*_>-]*causal words?[ \t*_]*:[ \t*_]*(.+)$"),
          "replacements": re.compile(r"(?im)^[ \t*_>-]*replacements?[ \t*_]*:[ \t*_]*(.+)$")}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
-from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, StrategyMethod
 
 
 @METHODS.register("few-shot.v1", "LLM, few-shot baseline: worked example rewrites (from your pairs or built-in), "

@@ -28,10 +28,11 @@ from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.config import ConfigError
 from cfaug.judges.registry import JudgeContext, label_judge_spec, register_judge
 from cfaug.registry import spec_name
-from cfaug.methods.compare_generate.objective import STYLE_RANGE, Judgement
+from cfaug.methods.compare_generate.objective import STYLE_RANGE
+from cfaug.methods.strategy import Judgement
 
 if TYPE_CHECKING:
-    from cfaug.methods.compare_generate.strategy import ItemContext, StrategyMethod
+    from cfaug.methods.strategy import ItemContext, StrategyMethod
 
 #: Answer length of a judge request: a label or a number, with room for a short lead-in.
 JUDGE_MAX_TOKENS = 24
@@ -136,7 +137,7 @@ def build_judge(kind: Any, method: StrategyMethod, task: Task, *, data: str | No
                 device: str = "cpu") -> LLMJudge | LocalJudge:
     """The loop's judge from the method's parameters (see the module docstring): the shared judge
     builder with this method's model lent to the ``llm`` judge."""
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
     from cfaug.judges.registry import build_judge as build_part
 
     spec = label_judge_spec(kind, data=data, model=model, labels=labels, role="judge")

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cfaug.data.tasks import Task
-from cfaug.judges.similarity import token_edit_rate
+from cfaug.nlp.tokens import token_edit_rate
 from cfaug.config import ConfigError
+from cfaug.methods.strategy import Judgement
 
 RELEVANCE_KINDS = ("auto", "token", "char", "embedding")
 STYLE_RANGE = (1.0, 5.0)
@@ -44,16 +45,6 @@ STYLE_RANGE = (1.0, 5.0)
 STYLE_SCORES = ("scale", "count")
 #: which candidate wins among equal scores
 TIES = ("earliest", "latest")
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """What the label judge said about one candidate: a ``label`` (label tasks), a ``style`` score (style
-    task), or an ``error`` when it gave no usable answer."""
-
-    label: str | None = None
-    style: float | None = None
-    error: str | None = None
 
 
 @dataclass

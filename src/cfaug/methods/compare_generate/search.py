@@ -24,7 +24,7 @@ from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.methods.compare_generate.judges import LLMJudge, LocalJudge, build_judge
 from cfaug.methods.compare_generate.objective import RELEVANCE_KINDS, STYLE_SCORES, TIES, Candidate, Objective
-from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
 
 
 #: the ``paper`` preset's search settings (Compare&Generate's appendix and Algorithm 1): the few-shot start of

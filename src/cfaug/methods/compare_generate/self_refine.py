@@ -25,7 +25,7 @@ from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.search import check_positive
-from cfaug.methods.compare_generate.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
 
 #: answer tokens for a feedback
 FEEDBACK_TOKENS = 256

@@ -4,11 +4,11 @@ reviews.
 
 * :mod:`cfaug.methods.lass.pairs`: ``lass-pairs``, the LLM that writes the pairs (the paper's instruction,
   k demonstrations, temperature 0.2);
-* :mod:`cfaug.methods.lass.disae`, :mod:`cfaug.methods.lass.vocab`, :mod:`cfaug.methods.lass.training`: the
-  Dis-AE network, its vocabulary, its resumable training, saving, loading and batched reproduction;
+* :mod:`cfaug.methods.lass.disae`, :mod:`cfaug.methods.lass.training`: the Dis-AE network, its resumable
+  training, saving, loading and batched reproduction, built on the shared :mod:`cfaug.seq2seq` parts (a
+  word vocabulary; a latent-conditioned LSTM decoder with batched greedy and beam search);
 * :mod:`cfaug.methods.lass.prompt_search`: the paper's prompt optimisation (Algorithm 1) with a human's marks
   or an automatic proxy (``cfaug prompt-search``);
-* :mod:`cfaug.methods.lass.decoding`: the latent-conditioned LSTM decoder with batched greedy and beam search;
 * :mod:`cfaug.methods.lass.method`: ``lass``, training stage and mass reproduction with the perplexity and
   sentiment filters.
 """

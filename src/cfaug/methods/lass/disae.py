@@ -24,7 +24,7 @@ content. ``alpha``, ``beta``, ``gamma`` are annealed from 0 (see :func:`annealed
 Generation (:meth:`DisAE.generate`) decodes ``[z~_e of one text ; z_c of another]``: the content of a
 positive review with the sentiment of a negative one is a negative version of the positive review.
 Greedy decoding and, with ``beam > 1``, beam search run over all rows of a batch at once (the paper: beam 4,
-70 tokens); both live in :class:`~cfaug.methods.lass.decoding.LatentDecoder`.
+70 tokens); both live in :class:`~cfaug.seq2seq.decoding.LatentDecoder`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from cfaug.methods.lass.decoding import LatentDecoder, mean_pooled
-from cfaug.methods.lass.vocab import PAD
+from cfaug.seq2seq.decoding import LatentDecoder, mean_pooled
+from cfaug.seq2seq.vocab import PAD
 
 
 @dataclass

@@ -38,7 +38,7 @@ from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
 from cfaug.judges.builtin import judge_input
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
@@ -244,13 +244,12 @@ class LASS(Method):
 
     def load(self, artifact_dir: Path, task: Task, ctx: StageContext) -> dict[str, Any]:
         from cfaug.methods.lass.training import load_disae
+        from cfaug.training.store import load_pickle
 
         self.check_task(task)
         self.model, self.vocab = load_disae(artifact_dir, device=ctx.device)
-        with open(artifact_dir / LM_FILE, "rb") as fh:
-            self.lm = pickle.load(fh)
-        with open(artifact_dir / JUDGE_FILE, "rb") as fh:
-            self.judge = pickle.load(fh)
+        self.lm = load_pickle(artifact_dir / LM_FILE)
+        self.judge = load_pickle(artifact_dir / JUDGE_FILE)
         info = json.loads((artifact_dir / FILTER_FILE).read_text())
         self.max_ppl = self.config.max_ppl or float(info["max_ppl"])
         self.parents = defaultdict(list)

@@ -17,8 +17,8 @@ from cfaug.config import param
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
-from cfaug.methods.compare_generate.demonstrations import Demo, load_demos
-from cfaug.methods.compare_generate.strategy import StrategyConfig, StrategyMethod
+from cfaug.demonstrations import Demo, load_demos
+from cfaug.methods.strategy import StrategyConfig, StrategyMethod
 
 #: the CAD-IMDB training pairs shipped as default demonstrations (see resources/demonstrations/SOURCE.md)
 CAD_PAIRS = "cad_imdb_pairs.tsv"

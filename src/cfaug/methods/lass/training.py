@@ -21,9 +21,9 @@ from typing import Any
 import torch
 
 from cfaug.data.paired import TextPair, sentiment_polarity
-from cfaug.methods.lass.decoding import pad_ids
+from cfaug.seq2seq.decoding import pad_ids
 from cfaug.methods.lass.disae import DisAE, DisAEConfig, LossWeights, annealed_weights
-from cfaug.methods.lass.vocab import WordVocab
+from cfaug.seq2seq.vocab import WordVocab
 from cfaug.training.context import FitContext
 from cfaug.training.loop import LoopResult, save_state, seed_everything, train_loop
 

@@ -106,7 +106,7 @@ class Generator:
         saved setting (a checkpoint saved elsewhere has none: off)."""
         from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-        from cfaug.judges.models import quiet_transformers, resolve_local_model
+        from cfaug.local_models import quiet_transformers, resolve_local_model
 
         path = resolve_local_model(folder, "generator checkpoint")
         quiet_transformers()
@@ -119,7 +119,7 @@ class Generator:
         return cls(model, tokenizer, device, **kw)
 
     def save(self, folder: str | Path) -> None:
-        from cfaug.judges.models import quiet_transformers
+        from cfaug.local_models import quiet_transformers
 
         quiet_transformers()
         folder = Path(folder)

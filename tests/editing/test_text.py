@@ -1,6 +1,6 @@
 import pytest
 
-from cfaug.methods.auto_cad.text import Edit, apply_edits, match_case, sentence_spans, tokenize
+from cfaug.editing.text import Edit, apply_edits, match_case, sentence_spans, tokenize
 
 
 def words(text):

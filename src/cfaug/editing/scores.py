@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from cfaug.methods.auto_cad.text import Edit, match_case
+from cfaug.editing.text import Edit, match_case
 from cfaug.nlp.inflect import indefinite_article
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from cfaug.methods.auto_cad.ngram import BigramModel
+from cfaug.editing.ngram import BigramModel
 
 
 def test_bigram_probabilities_by_hand():

@@ -1,6 +1,6 @@
 """The generator vocabulary: ids, special tokens, readable text back."""
 
-from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK, WordVocab, detokenize
+from cfaug.seq2seq.vocab import BOS, EOS, PAD, UNK, WordVocab, detokenize
 
 
 def test_build_keeps_frequent_words_most_frequent_first(tmp_path):
@@ -24,7 +24,7 @@ def test_detokenize_brackets_and_punctuation():
 
 
 def test_detokenize_joins_clitics_split_by_the_tokenizer():
-    from cfaug.judges.similarity import tokenize
+    from cfaug.nlp.tokens import tokenize
 
     assert tokenize("it 's great") == ["it", "'", "s", "great"]
     assert detokenize(tokenize("it 's great and i 'm back , they 've won")) == "it's great and i'm back, they've won"

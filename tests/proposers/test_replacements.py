@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from cfaug.methods.auto_cad.lexicon import load_lexicon
-from cfaug.methods.auto_cad.ngram import BigramModel
-from cfaug.methods.auto_cad.replacements import LexiconProposer, MaskedLMProposer, ReplacementRequest, Weights
-from cfaug.methods.auto_cad.text import tokenize
+from cfaug.editing.lexicon import load_lexicon
+from cfaug.editing.ngram import BigramModel
+from cfaug.proposers.replacements import LexiconProposer, MaskedLMProposer, ReplacementRequest, Weights
+from cfaug.editing.text import tokenize
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_masked_lm_by_local_path(tiny_mlm_dir, lex):
 
 
 def test_masked_lm_refuses_hub_names(lex):
-    from cfaug.judges.models import ModelPathError
+    from cfaug.local_models import ModelPathError
 
     with pytest.raises(ModelPathError, match="'distilroberta-base' is not a local folder"):
         MaskedLMProposer("distilroberta-base", lex)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATED_ONLY, NEGATORS, Lexicon
-from cfaug.methods.auto_cad.text import Edit, Token, match_case
+from cfaug.editing.lexicon import AUX_AFTER_NT, NEGATED_ONLY, NEGATORS, Lexicon
+from cfaug.editing.text import Edit, Token, match_case
 from cfaug.nlp.inflect import inflect, lemmas
 
 #: auxiliaries and copulas after which "not" goes

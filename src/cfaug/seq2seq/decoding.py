@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from cfaug.methods.lass.vocab import BOS, EOS, PAD, UNK
+from cfaug.seq2seq.vocab import BOS, EOS, PAD, UNK
 
 
 def pad_ids(seqs: Sequence[Sequence[int]]) -> torch.Tensor:

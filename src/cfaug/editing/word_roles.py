@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cfaug.methods.auto_cad.text import Token
+from cfaug.editing.text import Token
 from cfaug.nlp.inflect import plausible_tag, upos_of_tag
 
 PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names (see :func:`in_name`)

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 import cfaug
-from cfaug.judges.models import (ModelPathError, default_encoder_path, quiet_transformers, resolve_local_model,
-                                 torch_device)
+from cfaug.device import resolve_device
+from cfaug.local_models import ModelPathError, default_encoder_path, quiet_transformers, resolve_local_model
 
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "distilroberta-base", "sentence-transformers/all-MiniLM-L6-v2"])
@@ -37,8 +37,8 @@ def test_an_existing_folder_is_returned(tmp_path):
 
 def test_packaged_encoder_and_device():
     assert (default_encoder_path() / "config.json").exists()
-    assert torch_device("cpu") == "cpu"
-    assert torch_device() in ("cpu", "cuda")
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device() in ("cpu", "cuda")
 
 
 # --- transformers' own progress bars ("Loading weights") stay silent whenever cfaug loads a model ---------
@@ -65,8 +65,8 @@ def _load_classifier_judge(tiny_classifier_dir, tiny_mlm_dir):
 
 
 def _load_masked_lm_proposer(tiny_classifier_dir, tiny_mlm_dir):
-    from cfaug.methods.auto_cad.lexicon import load_lexicon
-    from cfaug.methods.auto_cad.replacements import MaskedLMProposer
+    from cfaug.editing.lexicon import load_lexicon
+    from cfaug.proposers.replacements import MaskedLMProposer
 
     return MaskedLMProposer(tiny_mlm_dir, load_lexicon())
 

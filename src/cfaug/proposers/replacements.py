@@ -25,10 +25,9 @@ import numpy as np
 
 from cfaug.nlp.followers import fits
 from cfaug.nlp.inflect import attested, plausible_tag, reinflect, upos_of_tag
+from cfaug.editing.lexicon import NEGATED_ONLY, Lexicon
+from cfaug.editing.ngram import BigramModel
 from cfaug.proposers import PROPOSERS
-
-from cfaug.methods.auto_cad.lexicon import NEGATED_ONLY, Lexicon
-from cfaug.methods.auto_cad.ngram import BigramModel
 
 
 #: the ``target_polarity`` of a request for words of neither polarity (synonym substitution)
@@ -199,13 +198,14 @@ class MaskedLMProposer:
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from cfaug.judges.models import quiet_transformers, resolve_local_model, torch_device
+        from cfaug.device import resolve_device
+        from cfaug.local_models import quiet_transformers, resolve_local_model
 
         self.path = resolve_local_model(path, "masked language model")
         quiet_transformers()
         self.tok = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModelForMaskedLM.from_pretrained(str(self.path), local_files_only=True)
-        self.device = torch_device(device)
+        self.device = resolve_device(device)
         self.model.to(self.device).eval()
         self.lexicon, self.top_k, self.batch_size, self.lm_weight = lexicon, top_k, batch_size, lm_weight
         self._torch = torch

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cfaug.methods.auto_cad.lexicon import Lexicon
-from cfaug.methods.auto_cad.negation import negate_complement_taker
-from cfaug.methods.auto_cad.text import Edit, Token, agree_article, match_case
+from cfaug.editing.lexicon import Lexicon
+from cfaug.editing.negation import negate_complement_taker
+from cfaug.editing.text import Edit, Token, agree_article, match_case
 from cfaug.nlp.inflect import inflect, lemmas
 
 #: the adverb that replaces a manner adverb of each polarity
@@ -80,7 +80,7 @@ def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str]
              manner: bool = True) -> Edit | None:
     """The edit that flips ``tokens[i]``, an opinion word of ``polarity``, by itself rather than by a proposer's
     replacement: "worth" before its complement is negated
-    (:func:`~cfaug.methods.auto_cad.negation.negate_complement_taker`), and, with ``manner``, a manner adverb
+    (:func:`~cfaug.editing.negation.negate_complement_taker`), and, with ``manner``, a manner adverb
     takes its opposite (:func:`manner_edit`); the indefinite article before it agrees ("an ill-conceived" ->
     "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
     edit = negate_complement_taker(tokens, i, tags) if lexicon.polarity(tokens[i].text) == polarity else None

@@ -1,7 +1,7 @@
 import pytest
 
-from cfaug.methods.auto_cad.scores import score_edits
-from cfaug.methods.auto_cad.text import apply_edits
+from cfaug.editing.scores import score_edits
+from cfaug.editing.text import apply_edits
 
 
 def mirrored(text, target):

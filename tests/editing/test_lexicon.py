@@ -1,4 +1,4 @@
-from cfaug.methods.auto_cad.lexicon import AUX_AFTER_NT, NEGATORS, STOP_OPINION, Lexicon, load_lexicon
+from cfaug.editing.lexicon import AUX_AFTER_NT, NEGATORS, STOP_OPINION, Lexicon, load_lexicon
 
 
 def test_shipped_lexicon():

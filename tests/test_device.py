@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cfaug.training import device as dev
+import cfaug.device as dev
 
 
 def test_device_names():

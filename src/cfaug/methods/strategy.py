@@ -20,9 +20,8 @@ from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variable
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.filters.builtin import normalise
-from cfaug.methods.compare_generate.demonstrations import (SELECTIONS, Demo, DemoPool, builtin_demos,
+from cfaug.demonstrations import (SELECTIONS, Demo, DemoPool, builtin_demos,
                                                            check_selection, group_view, load_demos)
-from cfaug.methods.compare_generate.objective import Judgement
 
 if TYPE_CHECKING:  # the templates (Jinja2) are imported where a prompt is first loaded
     from cfaug.llm.templates import Prompt
@@ -40,6 +39,16 @@ PAPER_VARIANTS = frozenset({"few-shot", "cot", "self-refine", "self-refine-feedb
 #: prompt prefixes whose style prompt has a ``-count`` variant (``style_score=count``)
 COUNT_VARIANTS = frozenset({"compare-generate", "opro", "judge"})
 
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the label judge said about one candidate: a ``label`` (label tasks), a ``style`` score (style
+    task), or an ``error`` when it gave no usable answer."""
+
+    label: str | None = None
+    style: float | None = None
+    error: str | None = None
 
 @dataclass
 class StrategyConfig(LLMConfig):
@@ -192,7 +201,7 @@ class StrategyMethod(LLMMethod):
     def encoder(self) -> Any:
         """The sentence encoder (loaded once)."""
         if self._encoder is None:
-            from cfaug.judges.models import ModelPathError
+            from cfaug.local_models import ModelPathError
             from cfaug.judges.similarity import SentenceEncoder
 
             try:
