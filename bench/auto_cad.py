@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from cfaug.training.crossfit import FoldModels
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -45,19 +47,21 @@ def human_pairs(paired: Path) -> dict[str, str]:
 FOLDS = 5  #: folds of the train-split judge
 
 
-def cross_fitted_judges(cad: Path, combined: list[dict[str, str]], judge_cls) -> tuple[list, dict[str, int]]:
+def cross_fitted_judges(cad: Path, combined: list[dict[str, str]], judge_cls) -> tuple[FoldModels, dict[str, int]]:
     """``FOLDS`` judges, the k-th trained on combined/train without the pairs of fold k (pairs from
     ``train_paired.tsv``'s batch_id, assigned to folds in order), and each train text's fold."""
-    fold_of: dict[str, int] = {}
+    pair_fold: dict[str, int] = {}
     for k, rows in enumerate(sorted(_batches(cad / "combined" / "paired" / "train_paired.tsv").items())):
         for row in rows[1]:
-            fold_of[row["Text"]] = k % FOLDS
-    judges = []
-    for k in range(FOLDS):
-        keep = [r for r in combined if fold_of.get(r["Text"], -1) != k]
-        judges.append(judge_cls(model="svm", C=1.0, seed=0).fit([r["Text"] for r in keep],
-                                                                 [r["Sentiment"].lower() for r in keep]))
-    return judges, fold_of
+            pair_fold[row["Text"]] = k % FOLDS
+    texts, labels = [r["Text"] for r in combined], [r["Sentiment"].lower() for r in combined]
+
+    def train(rows: list[int]):
+        return judge_cls(model="svm", C=1.0, seed=0).fit([texts[n] for n in rows], [labels[n] for n in rows])
+
+    # a text outside every pair is in no fold: each fold model is trained on it
+    judges = FoldModels.fit(texts, labels, FOLDS, train, None, "", fold=lambda text, k: pair_fold.get(text, -1))
+    return judges, pair_fold
 
 
 def _batches(paired: Path) -> dict[str, list[dict[str, str]]]:
@@ -150,7 +154,7 @@ def main() -> int:
     combined = read_tsv(cad / "combined" / "train.tsv")
     judge = TfidfLinearJudge(model="svm", C=1.0, seed=0).fit([r["Text"] for r in combined],
                                                             [r["Sentiment"].lower() for r in combined])
-    fold_judges, fold_of = cross_fitted_judges(cad, combined, TfidfLinearJudge)
+    fold_judges, pair_fold = cross_fitted_judges(cad, combined, TfidfLinearJudge)
     encoder = SentenceEncoder()
     lines = ["# auto-CAD benchmark on CAD-IMDB originals", "",
              f"Command: `python bench/auto_cad.py {' '.join(sys.argv[1:])}`".replace("  ", " "), "",
@@ -181,9 +185,9 @@ def main() -> int:
             seen = flips
             flips = []
             for r in rows:
-                j = fold_judges[fold_of.get(r["original_Text"], 0)]
+                j = fold_judges[pair_fold.get(r["original_Text"], 0)]
                 flips.append(j.labels[int(j.predict_proba([r["Text"]]).argmax(axis=1)[0])] == r["Sentiment"].lower())
-            unmatched = sum(r["original_Text"] not in fold_of for r in rows)
+            unmatched = sum(r["original_Text"] not in pair_fold for r in rows)
             seen_note = (f"; the judge trained on all of combined/train (these reviews included) says "
                          f"{sum(seen) / max(1, len(seen)):.1%}; {unmatched} review(s) whose text is not in the "
                          "paired file were judged by a fold model that saw them")

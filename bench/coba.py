@@ -639,11 +639,10 @@ def judge_on_human(bench: Bench, run_dir: Path) -> str:
     judged by the fold model not trained on its original (as CoBA judges its own rewrites)."""
     from cfaug.data.io import read_dataset
     from cfaug.data.tasks import make_task
-    from cfaug.methods.coba.method import load_fold_judges
-    from cfaug.training.folds import fold_of
+    from cfaug.training.crossfit import FoldModels
 
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    judges = load_fold_judges(Path(find_key(manifest.get("method_facts", {}), "artifacts")))
+    judges = FoldModels.load(Path(find_key(manifest.get("method_facts", {}), "artifacts")), "judge-fold")
     ids = {r.text(): r.id for r in read_dataset(bench.train, make_task("sentiment")).records}
     by_fold: dict[int, list[tuple[str, str]]] = {}  # fold -> (human counterfactual, its label)
     for g in paired_groups(bench):
@@ -651,7 +650,7 @@ def judge_on_human(bench: Bench, run_dir: Path) -> str:
         if len(g) != 2 or len(origs) != 1:
             continue
         new = g[1] if g[0] is origs[0] else g[0]
-        fold = fold_of(ids[origs[0]["Text"]], len(judges)) if len(judges) > 1 else 0
+        fold = judges.fold(ids[origs[0]["Text"]], judges.k) if judges.k > 1 else 0
         by_fold.setdefault(fold, []).append((new["Text"], new["Sentiment"].lower()))
     probs = []
     for fold, rows in by_fold.items():

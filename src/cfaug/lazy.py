@@ -14,7 +14,7 @@ def lazy_exports(package: str, homes: Mapping[str, str],
     defines it (a submodule name such as ``"client"``, or a full module path); ``exports`` is the package's
     ``__all__``.
 
-    >>> getattr_, dir_ = lazy_exports("cfaug.training", {"fold_of": "folds"}, ["fold_of"])
+    >>> getattr_, dir_ = lazy_exports("cfaug.training", {"fold_of": "crossfit"}, ["fold_of"])
     >>> getattr_("fold_of").__name__, "fold_of" in dir_()
     ('fold_of', True)
     """

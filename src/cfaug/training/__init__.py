@@ -15,17 +15,19 @@ from cfaug.lazy import lazy_exports
 if TYPE_CHECKING:
     from cfaug.training.context import FitContext, StageContext
     from cfaug.device import DeviceError, resolve_device
-    from cfaug.training.folds import fold_of
+    from cfaug.training.crossfit import fold_of
     from cfaug.training.loop import LoopResult, seed_everything, train_loop
+    from cfaug.training.steps import Step, StepRecord
     from cfaug.training.store import ArtifactStore, ArtifactInfo, fingerprint
 
-__all__ = ["ArtifactInfo", "ArtifactStore", "DeviceError", "FitContext", "LoopResult", "StageContext",
-           "fingerprint", "fold_of", "resolve_device", "seed_everything", "train_loop"]
+__all__ = ["ArtifactInfo", "ArtifactStore", "DeviceError", "FitContext", "LoopResult", "StageContext", "Step",
+           "StepRecord", "fingerprint", "fold_of", "resolve_device", "seed_everything", "train_loop"]
 
 # Imported on first use: a method module needs the light contexts, not the training loop and its libraries.
 _HOMES = {"FitContext": "context", "StageContext": "context", "DeviceError": "device", "resolve_device": "device",
-          "fold_of": "folds", "LoopResult": "loop", "seed_everything": "loop", "train_loop": "loop",
-          "ArtifactStore": "store", "ArtifactInfo": "store", "fingerprint": "store"}
+          "fold_of": "crossfit", "LoopResult": "loop", "seed_everything": "loop", "train_loop": "loop",
+          "ArtifactStore": "store", "ArtifactInfo": "store", "fingerprint": "store", "Step": "steps",
+          "StepRecord": "steps"}
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

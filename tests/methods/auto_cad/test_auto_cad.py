@@ -428,21 +428,22 @@ def test_several_diverse_counterfactuals_per_row(records, task, items, tmp_path)
 SPELLINGS = ("-p classifier_data=FILE", 'params={"classifier_data": FILE}', "--train-data FILE", "train_data=FILE")
 
 
-def test_a_fold_without_both_labels_suggests_other_data_before_fewer_folds(records, task, tmp_path):
-    """A sorted file cut short (or a rare label) leaves a cross-fitting fold with one label: the message
-    gives both spellings of each remedy, other labelled data first, and says what folds=1 gives up."""
+def test_a_fold_without_both_labels_is_a_warning_that_suggests_other_data(records, task, tmp_path):
+    """A sorted file cut short (or a rare label) leaves a cross-fitting fold with one label: C is cross-fitted
+    in fewer folds, down to one model that judges its own training texts, and the run says so (both
+    spellings of each remedy, other labelled data first) and keeps it in the facts."""
     lopsided = [r for r in records if r.label == "positive"] + [next(r for r in records if r.label == "negative")]
     logged = []
-    with pytest.raises(ConfigError) as err:
-        AutoCAD(AutoCADConfig(classifier_background="none")).fit(
-            lopsided, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
-    msg = str(err.value)
+    facts = AutoCAD(AutoCADConfig(classifier_background="none")).fit(
+        lopsided, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
+    assert facts["classifier_folds"] == 1
+    assert "one model trained on every row judges those same rows" in facts["classifier_folds_note"]
+    warning = next(line for line in logged if "cross-fitted in 1 folds" in line)
+    assert warning.startswith("warning: auto-cad's classifier is cross-fitted")
     for spelling in (*SPELLINGS, "-p folds=1", 'params={"folds": 1}'):
-        assert spelling in msg, spelling
-    assert "pass folds" not in msg and "-p folds=N" not in msg
-    assert msg.index("classifier_data") < msg.index("folds=1")
-    assert "cross-fitting" in msg
-    # before stopping, the run said that the data is one-sided and what to do
+        assert spelling in warning, spelling
+    assert warning.index("classifier_data") < warning.index("folds=1")
+    # it also said that the data is one-sided and what to do
     warnings = [line for line in logged if line.startswith("warning: ")]
     assert any("'negative'" in w and "5%" in w and "-p classifier_data=FILE" in w for w in warnings), logged
 

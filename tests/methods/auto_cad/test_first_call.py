@@ -12,7 +12,7 @@ import pytest
 
 from cfaug.data.io import read_dataset
 from cfaug.data.tasks import make_task
-from cfaug.judges import classifier as classifier_module
+from cfaug.classifiers import tfidf_linear as classifier_module
 from cfaug.judges.similarity import stored_embeddings
 from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
 from cfaug.proposers.replacements import WordVectors

@@ -227,20 +227,6 @@ def test_llm_path_for_nli_rewrites_the_edited_side(tmp_path, nli_tsv):
     assert rows and all(r["meta"]["llm"][0]["prompt"] == "coba-extract-nli.v1" for r in rows)
 
 
-def test_the_judge_is_cross_fitted_with_as_many_folds_as_the_labels_allow():
-    from cfaug.data.records import Record
-    from cfaug.methods.coba.method import _folds_with_every_label
-    from cfaug.training import fold_of
-
-    rows = [Record(f"r{i}", {"text": "x"}, "positive" if i % 2 else "negative") for i in range(40)]
-    assert _folds_with_every_label(rows, 5) == 5
-    tiny = [Record("a", {"text": "x"}, "positive"), Record("b", {"text": "y"}, "negative")]
-    assert _folds_with_every_label(tiny, 5) == 1
-    k = _folds_with_every_label(rows[:6], 5)
-    assert k == 1 or all({r.label for r in rows[:6] if fold_of(r.id, k) != f} == {"positive", "negative"}
-                         for f in range(k))
-
-
 def test_llm_path_resumes_a_run_without_asking_again(tmp_path, sentiment_tsv):
     """A run cut short (here: its results file holds only the first three items, as after a kill) is
     resumed: only the missing items reach the server, even without the request cache."""

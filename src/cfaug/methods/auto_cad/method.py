@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-import pickle
 from pathlib import Path
 
 from cfaug.config import ConfigError, param
@@ -58,7 +57,8 @@ from cfaug.methods.base import METHODS, Method, Preset, Resources
 from cfaug.nlp.inflect import doc_tags
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
-from cfaug.training.folds import fold_of
+from cfaug.training.crossfit import FoldModels, save_pickle
+from cfaug.training.store import load_pickle
 
 NAME = "auto-cad.v1"
 
@@ -210,7 +210,7 @@ class AutoCAD(Method):
             raise ConfigError("auto-cad needs a local classifier: classifier=tfidf or classifier=hf")
         self.lexicon = load_lexicon()
         self.classifier: Any = None
-        self.folds: list[Any] = []
+        self.folds = FoldModels([])
         self.proposer: Any = None
         self.tagger: Any = None
         self.bigram: BigramModel | None = None
@@ -264,7 +264,6 @@ class AutoCAD(Method):
             if data:
                 own = read_labelled(data, jctx, self._classifier_params.get("text_col"),
                                     self._classifier_params.get("label_col"))
-                k = 1
             else:
                 labels = {r.label for r in records} | set(bg_labels)
                 if len(labels) < 2:
@@ -277,56 +276,46 @@ class AutoCAD(Method):
                 for w in weak:
                     ctx.log(f"warning: {w}")
                 facts["warnings"] = weak
-                k = max(1, min(c.folds, len(records) // 2))
-            bar = ctx.bar(k, "training classifier folds", unit="fold")
-            for f in range(k):
-                path = ctx.path(f"classifier-fold{f}.pkl")
-                if path.exists():  # finished before an interruption
-                    bar.update(1)
-                    continue
+            texts = [r.text() for r in records]
+
+            def train(rows: list[int]) -> Any:
                 judge = build_judge({"C": 10.0, "min_df": 2, **self.spec, "data": None}, jctx)
-                if data:
-                    with one_blas_thread():
+                with one_blas_thread():
+                    if data:
                         judge.fit([judge_input(r.fields, task.roles) for r in own] + bg_texts,
                                   [r.label for r in own] + bg_labels)
-                    judge.provenance = training_provenance(data, own)
-                else:
-                    train = [r for r in records if k == 1 or fold_of(r.id, k) != f]
-                    if len({r.label for r in train} | set(bg_labels)) < 2:
-                        counts = Counter(str(r.label) for r in records)
-                        raise ConfigError(
-                            f"auto-cad cross-fits its classifier in {k} folds, and the training part of fold {f} "
-                            f"has only the label {str(train[0].label)!r} (the {len(records)} training rows hold "
-                            f"{', '.join(f'{n} {lab!r}' for lab, n in counts.most_common())}). Train the "
-                            f"classifier on other labelled data with {OTHER_DATA}, or give more rows of each "
-                            "label (the first rows of a file sorted by label are not enough: take rows from all "
-                            "of it). "
-                            "-p folds=1 / params={\"folds\": 1} also runs, but then one classifier trained on "
-                            "every row judges those same rows, without the cross-fitting that keeps it from "
-                            "being sure of its own training texts (fewer causal terms, flips passed too easily)")
-                    with one_blas_thread():
-                        judge.fit([r.text() for r in train] + bg_texts, [r.label for r in train] + bg_labels)
-                _dump(path, judge)
-                bar.update(1)
-            bar.close()
-            facts["classifier_folds"] = k
-            facts["classifier"] = _load(ctx.path("classifier-fold0.pkl")).describe()
+                        judge.provenance = training_provenance(data, own)
+                    else:
+                        judge.fit([texts[n] for n in rows] + bg_texts, [records[n].label for n in rows] + bg_labels)
+                return judge
+
+            folds = FoldModels.fit([r.id for r in records], [r.label for r in records], 1 if data else c.folds,
+                                   train, ctx.artifact_dir, "classifier-fold", always=bg_labels,
+                                   bar=lambda k: ctx.bar(k, "training classifier folds", unit="fold"))
+            if folds.note:  # a sorted file cut short, or a rare label
+                facts["classifier_folds_note"] = folds.note
+                ctx.log(f"warning: auto-cad's classifier is {folds.note}. Train the classifier on other labelled "
+                        f"data with {OTHER_DATA}, or give more rows of each label (the first rows of a file sorted "
+                        "by label are not enough: take rows from all of it). -p folds=1 / params={\"folds\": 1} "
+                        "says that one classifier is wanted")
+            facts["classifier_folds"] = folds.k
+            facts["classifier"] = folds[0].describe()
         bigram = BigramModel().fit(
             [t.lower for t in toks if t.is_word] for toks in _sentences(r.text() for r in records))
-        _dump(ctx.path("bigram.pkl"), bigram)
+        save_pickle(ctx.path("bigram.pkl"), bigram)
         pairs: dict[str, Counter[str]] = {}
         if c.pairs:
             from cfaug.methods.auto_cad.pairs import mine_pairs
 
             pairs = mine_pairs(c.pairs)
-        _dump(ctx.path("pairs.pkl"), pairs)
+        save_pickle(ctx.path("pairs.pkl"), pairs)
         facts["mined_pairs"] = sum(len(v) for v in pairs.values())
         phrases = {}
         if c.pairs:
             from cfaug.methods.auto_cad.pairs import mine_phrases
 
             phrases = mine_phrases(c.pairs)
-        _dump(ctx.path("phrases.pkl"), phrases)
+        save_pickle(ctx.path("phrases.pkl"), phrases)
         facts["mined_phrases"] = sum(len(t) for t in phrases.values())
         if not c.mlm:
             from cfaug.judges.similarity import stored_embeddings
@@ -345,18 +334,15 @@ class AutoCAD(Method):
         c = self.config
         self._device = ctx.device
         if self.classifier_kind == "tfidf":
-            from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
-
-            self.folds = [TfidfLinearJudge.load(p) for p in
-                          sorted(artifact_dir.glob("classifier-fold*.pkl"), key=lambda p: int(p.stem[15:]))]
+            self.folds = FoldModels.load(artifact_dir, "classifier-fold")
             if not self.folds:
                 raise ConfigError(f"{artifact_dir}: no trained classifier in the artifacts")
             self.classifier = self.folds[0]
         else:
             self.classifier = build_judge(self.spec, JudgeContext(task, seed=self.seed, device=ctx.device))
-        bigram = self.bigram = _load(artifact_dir / "bigram.pkl")
-        pairs = _load(artifact_dir / "pairs.pkl")
-        self.phrases = _load(artifact_dir / "phrases.pkl") if (artifact_dir / "phrases.pkl").exists() else {}
+        bigram = self.bigram = load_pickle(artifact_dir / "bigram.pkl")
+        pairs = load_pickle(artifact_dir / "pairs.pkl")
+        self.phrases = load_pickle(artifact_dir / "phrases.pkl") if (artifact_dir / "phrases.pkl").exists() else {}
         if c.mlm:
             self.proposer = MaskedLMProposer(c.mlm, self.lexicon, device=ctx.device, lm_weight=c.lm_weight)
         else:
@@ -410,11 +396,9 @@ class AutoCAD(Method):
         if len(self.folds) <= 1:
             return self._generate(items, task, self.classifier)
         results: list[list[Counterfactual]] = [[] for _ in items]
-        for f, clf in enumerate(self.folds):
-            idx = [i for i, it in enumerate(items) if fold_of(it.record.id, len(self.folds)) == f]
-            if idx:
-                for i, res in zip(idx, self._generate([items[i] for i in idx], task, clf)):
-                    results[i] = res
+        for clf, idx in self.folds.groups([it.record.id for it in items]):
+            for i, res in zip(idx, self._generate([items[i] for i in idx], task, clf)):
+                results[i] = res
         return results
 
     def _generate(self, items: Sequence[WorkItem], task: Task, clf: Any) -> list[list[Counterfactual]]:
@@ -819,19 +803,6 @@ class _Stored:
 
     def encode_persistent(self, texts: Sequence[str]) -> np.ndarray:
         return self.matrix
-
-
-def _dump(path: Path, obj: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(obj, fh)
-    tmp.replace(path)
-
-
-def _load(path: Path) -> Any:
-    from cfaug.training.store import load_pickle
-
-    return load_pickle(path)
 
 
 def edited_sentence_similarity(encoder: Any, originals: Sequence[str], rewrites: Sequence[str]) -> list[float]:

@@ -28,7 +28,7 @@ from cfaug.methods.coba.categories import NORMAL, PRINCIPAL, SPURIOUS, categoris
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
-from cfaug.training.folds import fold_of
+from cfaug.training.crossfit import FoldModels
 
 NAME = "coba.v1"
 
@@ -166,7 +166,7 @@ class CoBA(LLMMethod):
             raise ConfigError("coba's judge must be a local classifier: judge=tfidf or judge=hf")
         self.ensemble: Any = None
         self.judge: Any = None
-        self.judges: list[Any] = []
+        self.judges = FoldModels([])
         self.planner: Any = None
         self.nlp: Any = None
         self.extra_spurious: set[str] = set()
@@ -238,18 +238,20 @@ class CoBA(LLMMethod):
         jname, jparams = spec_name(self.judge_spec, "judges")
         if jname.startswith("tfidf"):
             own = not jparams.get("data")
-            k = _folds_with_every_label(labelled, self.config.judge_folds) if own else 1
-            for f in range(k):
-                path = ctx.path(f"judge-fold{f}.pkl")
-                if path.exists():
-                    continue
+
+            def train(rows: list[int]) -> Any:
                 judge = build_judge({"C": 10.0, "min_df": 2, **self.judge_spec}, jctx)
                 if own:
-                    rows = [n for n, r in enumerate(labelled) if k == 1 or fold_of(r.id, k) != f]
                     judge.fit([inputs[n] for n in rows], [labels[n] for n in rows])
-                with open(path, "wb") as fh:
-                    pickle.dump(judge, fh)
-            facts["judge_folds"] = k
+                return judge
+
+            folds = FoldModels.fit([r.id for r in labelled], labels, self.config.judge_folds if own else 1, train,
+                                   ctx.artifact_dir, "judge-fold")
+            if folds.note:
+                facts["judge_folds_note"] = folds.note
+                ctx.log(f"warning: coba's label judge is {folds.note}. Train the judge on other labelled data "
+                        "with -p judge_data=FILE, or give more rows of each label")
+            facts["judge_folds"] = folds.k
         if task.name == "sentiment":  # both modes: one set of artifacts serves either
             facts.update(_fit_proposer(labelled, ctx, self.config.encoder))
         facts["training_texts"] = len(labelled)
@@ -283,9 +285,9 @@ class CoBA(LLMMethod):
         except ConfigError as exc:
             raise ConfigError(f"coba: {exc}; the attribution methods are chosen with -p importance=... "
                               f"(now {c.importance})") from None
-        self.judges = load_fold_judges(artifact_dir)
+        self.judges = FoldModels.load(artifact_dir, "judge-fold")
         if not self.judges:
-            self.judges = [build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))]
+            self.judges = FoldModels([build_judge(self.judge_spec, JudgeContext(task, seed=self.seed, device=ctx.device))])
         self.judge = self.judges[0]
         self.extra_spurious = _spurious_list(c.spurious_words)
         if c.gender_swap:
@@ -388,11 +390,7 @@ class CoBA(LLMMethod):
     def _judge(self, task: Task, items: Sequence[WorkItem], fields: Sequence[dict[str, str]]) -> list[float]:
         """The judge's probability of each item's target (cross-fitted: the fold model not trained on it)."""
         out = [0.0] * len(items)
-        k = len(self.judges)
-        for f, judge in enumerate(self.judges):
-            idx = [n for n, it in enumerate(items) if k == 1 or fold_of(it.record.id, k) == f]
-            if not idx:
-                continue
+        for judge, idx in self.judges.groups([it.record.id for it in items]):
             probs = judge.predict_proba([judge_input(fields[n], task.roles) for n in idx])
             labels = list(judge.labels)
             for n, p in zip(idx, probs):
@@ -567,16 +565,6 @@ def _word_push(model: Any) -> Any:
     return push
 
 
-def _folds_with_every_label(records: Sequence[Record], wanted: int) -> int:
-    """The most folds (at most ``wanted``) such that every fold's training part holds every label (tiny
-    inputs fall back to fewer folds, at worst one model that has seen every row)."""
-    labels = {r.label for r in records}
-    for k in range(min(wanted, max(1, len(records) // 2)), 1, -1):
-        if all({r.label for r in records if fold_of(r.id, k) != f} == labels for f in range(k)):
-            return k
-    return 1
-
-
 def _triple_key(triple: Sequence[str | None]) -> tuple[str, ...]:
     """A triple as compared for "was it edited": each part without case or extra whitespace."""
     return tuple(normalise(part or "") for part in triple)
@@ -654,17 +642,6 @@ def _fit_proposer(records: Sequence[Record], ctx: FitContext, encoder_path: str 
     return {"lexicon_words": len(words)}
 
 
-def load_fold_judges(artifact_dir: Path) -> list[Any]:
-    """The cross-fitted label judges a CoBA training stage saved (``judge-fold<f>.pkl``), in fold order;
-    empty when the stage saved none."""
-    from cfaug.training.store import load_pickle
-
-    judges = []
-    for path in sorted(Path(artifact_dir).glob("judge-fold*.pkl"), key=lambda p: int(p.stem[10:])):
-        judges.append(load_pickle(path))
-    return judges
-
-
 def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
     from cfaug.proposers.replacements import LexiconProposer, WordVectors
     from cfaug.training.store import load_pickle
@@ -673,4 +650,4 @@ def _load_proposer(artifact_dir: Path, lexicon: Any) -> Any:
     return LexiconProposer(lexicon, bigram, WordVectors.load(artifact_dir))
 
 
-__all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS", "load_fold_judges"]
+__all__ = ["CoBA", "CoBAConfig", "NAME", "NORMAL", "PRINCIPAL", "SPURIOUS"]
