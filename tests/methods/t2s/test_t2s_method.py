@@ -181,15 +181,13 @@ def test_a_changed_parameter_redoes_its_step_and_those_after(toy, tmp_path):
 
 
 def test_a_folder_recorded_before_reward_scale_keeps_its_ppo_step(tmp_path):
-    from cfaug.methods.t2s.method import FACTS_FILE, STEPS_KEY
+    from cfaug.methods.t2s.pipeline import FACTS_FILE, STEPS_KEY
 
     records = [Record("1", {"text": "the food was great ."}, "[([1], [3], 'POS')]")]
     ctx = FitContext(seed=0, progress=False, log=lambda m: None, artifact_dir=tmp_path)
 
     def invalidate(config):
-        facts = json.loads((tmp_path / FACTS_FILE).read_text()) if (tmp_path / FACTS_FILE).exists() else {}
-        T2S(config, seed=0)._invalidate(facts, records, ctx)
-        return facts
+        return T2S(config, seed=0).step_record(records, ctx).facts
 
     facts = invalidate(T2SConfig())
     facts["ppo"] = {"steps": 1}
@@ -200,3 +198,29 @@ def test_a_folder_recorded_before_reward_scale_keeps_its_ppo_step(tmp_path):
     facts = invalidate(T2SConfig(reward_scale="logit"))
     assert "ppo" not in facts and not (tmp_path / "generator").exists()
     assert facts[STEPS_KEY]["ppo"]["reward_scale"] == "logit"
+
+
+def test_a_folder_recorded_with_the_old_training_data_hash_keeps_its_steps(tmp_path):
+    """Folders made before t2s used cfaug.training.steps hashed the training data their own way (a bare hex
+    digest): the same data keeps every step, other data redoes them all."""
+    import hashlib
+
+    from cfaug.data.fingerprint import hash_records
+    from cfaug.methods.t2s.pipeline import FACTS_FILE, STEPS_KEY
+
+    records = [Record("1", {"text": "the food was great ."}, "[([1], [3], 'POS')]")]
+    ctx = FitContext(seed=0, progress=False, log=lambda m: None, artifact_dir=tmp_path)
+    facts = T2S(T2SConfig(), seed=0).step_record(records, ctx).facts
+    old = hashlib.sha256(f"{records[0].id}\0{records[0].text()}\0{records[0].label}\n".encode()).hexdigest()
+    for made in facts[STEPS_KEY].values():
+        assert made["train_sha256"] == hash_records(records)
+        made["train_sha256"] = old
+    facts["extractor"] = {"epochs": 1}
+    (tmp_path / FACTS_FILE).write_text(json.dumps(facts))
+    (tmp_path / "extractor").mkdir()
+    facts = T2S(T2SConfig(), seed=0).step_record(records, ctx).facts
+    assert facts["extractor"] == {"epochs": 1} and (tmp_path / "extractor").exists()
+    assert json.loads((tmp_path / FACTS_FILE).read_text())[STEPS_KEY]["ppo"]["train_sha256"] == hash_records(records)
+    other = [Record("1", {"text": "the food was bad ."}, "[([1], [3], 'NEG')]")]
+    facts = T2S(T2SConfig(), seed=0).step_record(other, ctx).facts
+    assert "extractor" not in facts and not (tmp_path / "extractor").exists()
