@@ -1,0 +1,66 @@
+"""Writing rows as CSV, TSV, JSONL, Parquet, a Hugging Face ``save_to_disk`` folder or ASTE-Data-V2 lines
+(through :mod:`cfaug.data.io.aste_lines`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cfaug.data.io.aste_lines import _write_aste_rows
+from cfaug.data.io.formats import detect_format
+
+
+def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt: str | None = None,
+               columns: Sequence[str] | None = None) -> None:
+    """Write row dicts. JSONL keeps nested objects; CSV/TSV/Parquet/HF store them as JSON strings."""
+    kind = detect_format(path, fmt, "--output-format") if fmt or not Path(path).is_dir() else "hf"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = list(columns) if columns else _union_columns(rows)
+    tmp = path.with_name(path.name + ".tmp")
+    if kind == "jsonl":
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+        return
+    if kind == "aste":
+        _write_aste_rows(rows, tmp, cols, path)
+        os.replace(tmp, path)
+        return
+    flat = [{c: _flat(r.get(c)) for c in cols} for r in rows]
+    if kind in ("csv", "tsv"):
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols, delimiter="," if kind == "csv" else "\t")
+            w.writeheader()
+            w.writerows(flat)
+        os.replace(tmp, path)
+    elif kind == "parquet":
+        import pandas as pd
+
+        pd.DataFrame(flat, columns=cols).to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    else:
+        import datasets as hf
+
+        # from_dict keeps the columns when there are no rows; datasets cannot reload a 0-shard save
+        table = hf.Dataset.from_dict({c: [r[c] for r in flat] for c in cols})
+        table.save_to_disk(str(path), num_shards=1 if not flat else None)
+
+
+def _flat(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _union_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    cols: dict[str, None] = {}
+    for r in rows:
+        for c in r:
+            cols.setdefault(c, None)
+    return list(cols)
