@@ -28,7 +28,7 @@ from typing import Any
 
 from cfaug.evaluate.pairs import CounterfactualPair, PairSet, is_run_dir, load_pairs
 from cfaug.evaluate.report.charts import label_bars
-from cfaug.evaluate.report.word_diff import side_by_side, word_diff
+from cfaug.nlp.word_diff import side_by_side, word_diff
 from cfaug.nlp.tokens import token_edit_rate
 
 ASSETS = Path(__file__).parent / "assets"

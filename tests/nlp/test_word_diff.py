@@ -1,4 +1,4 @@
-from cfaug.evaluate.report.word_diff import Segment, side_by_side, word_diff
+from cfaug.nlp.word_diff import Segment, side_by_side, word_diff
 
 
 def test_replacement_is_delete_then_insert():
