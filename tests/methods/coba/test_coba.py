@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cfaug.cli import main
-from cfaug.methods.coba.method import NO_PRINCIPAL_TRIPLE, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL
+from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 

@@ -98,8 +98,8 @@ def test_the_loaded_classifiers_read_their_outputs_under_the_given_labels(folder
     m = coba(models=f"{generic},{named}", model_labels="positive,negative;")
     task = make_task("sentiment")
     ctx = StageContext(device="cpu")
-    assert m._load_by_path(0, generic, task, ctx).labels == ("positive", "negative")
-    assert m._load_by_path(1, named, task, ctx).labels == ("negative", "positive")
+    assert m.classifiers.load_by_path(0, generic, task, ctx).labels == ("positive", "negative")
+    assert m.classifiers.load_by_path(1, named, task, ctx).labels == ("negative", "positive")
 
 
 @pytest.mark.parametrize("models", ["distilbert-base-uncased-finetuned-sst-2-english", "cnn,org/some-model"])

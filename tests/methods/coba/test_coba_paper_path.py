@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from cfaug.methods.coba.method import NO_PRINCIPAL_TRIPLE
+from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
