@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from cfaug.run.runner import RunSummary, _collect
+from cfaug.run.summary import RunSummary, collect_results
 
 
 def results(*own_judges: dict | None, passed: list[bool] | None = None):
@@ -40,7 +40,7 @@ def own_line(summary: RunSummary) -> str:
 
 def test_line_names_the_threshold_and_the_share_above_half():
     # 2 of 6 at >= 0.9, 5 of 6 above 0.5 (0.5 itself is not above)
-    _, s = _collect(*results(own(0.95), own(0.91), own(0.7), own(0.6), own(0.55), own(0.5)), keep_failed=False)
+    _, s = collect_results(*results(own(0.95), own(0.91), own(0.7), own(0.6), own(0.55), own(0.5)), keep_failed=False)
     assert s.flip_rate_own_judge == pytest.approx(2 / 6)
     assert s.own_judge_threshold == 0.9 and s.own_judge_above_half == pytest.approx(5 / 6)
     assert own_line(s) == "flip rate, own judge   33.3% with P(target) >= 0.90 (tfidf-logreg; 83.3% above 0.5)"
@@ -52,26 +52,26 @@ def test_the_demo_figures_read_as_the_audit_expects():
 
 
 def test_rejected_candidates_do_not_count():
-    _, s = _collect(*results(own(0.95), own(0.2), passed=[True, False]), keep_failed=True)
+    _, s = collect_results(*results(own(0.95), own(0.2), passed=[True, False]), keep_failed=True)
     assert s.flip_rate_own_judge == 1.0 and s.own_judge_above_half == 1.0
 
 
 def test_a_judge_without_threshold_or_probability():
     """compare-generate's judge says flipped or not, with no probability: no threshold, no share above 0.5."""
-    _, s = _collect(*results({"name": "llm:judge", "flipped": True}, {"name": "llm:judge", "flipped": False}),
+    _, s = collect_results(*results({"name": "llm:judge", "flipped": True}, {"name": "llm:judge", "flipped": False}),
                     keep_failed=False)
     assert s.own_judge_threshold is None and s.own_judge_above_half is None
     assert own_line(s) == "flip rate, own judge   50.0% (llm:judge)"
 
 
 def test_probabilities_without_a_threshold_say_what_the_share_is():
-    _, s = _collect(*results(own(0.8, threshold=None), own(0.3, threshold=None)), keep_failed=False)
+    _, s = collect_results(*results(own(0.8, threshold=None), own(0.3, threshold=None)), keep_failed=False)
     assert s.own_judge_threshold is None
     assert own_line(s) == "flip rate, own judge   50.0% (tfidf-logreg; 50.0% with P(target) above 0.5)"
 
 
 def test_different_thresholds_are_not_named_as_one():
-    _, s = _collect(*results(own(0.95, 0.9), own(0.6, 0.5)), keep_failed=False)
+    _, s = collect_results(*results(own(0.95, 0.9), own(0.6, 0.5)), keep_failed=False)
     assert s.own_judge_threshold is None
     assert ">=" not in own_line(s)
 
@@ -82,7 +82,7 @@ def test_an_uneven_threshold_is_not_rounded():
 
 
 def test_no_judge_no_line_and_summary_json_keeps_its_keys():
-    _, s = _collect(*results(None), keep_failed=False)
+    _, s = collect_results(*results(None), keep_failed=False)
     assert not [ln for ln in s.lines() if ln.startswith("flip rate")]
     saved = json.loads(json.dumps(asdict(s)))
     for key in ("flip_rate_own_judge", "own_judge", "counterfactuals_written", "items", "extra", "complete"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cfaug.llm.settings import DEFAULT_BATCH_SIZE, DEFAULT_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT
+
 #: (option name in args/config file, key in the ``llm`` settings mapping)
 OPTION_KEYS: tuple[tuple[str, str], ...] = (
     ("llm_backend", "backend"),
@@ -46,9 +48,9 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-model", default=None, help="served model name, or local model folder (default: $CFAUG_LLM_MODEL)")
     g.add_argument("--llm-api", choices=("chat", "completions"), default=None, help="HTTP endpoint (default chat)")
     g.add_argument("--llm-api-key-env", default=None, metavar="VAR",
-                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+                   help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV})")
     g.add_argument("--llm-device", default=None, help="local models: cpu, cuda, cuda:1 (default: cuda if available)")
-    g.add_argument("--llm-batch-size", type=int, default=None, help="local models: requests per batch (default 8)")
+    g.add_argument("--llm-batch-size", type=int, default=None, help=f"local models: requests per batch (default {DEFAULT_BATCH_SIZE})")
     g.add_argument("--cache-dir", default=None,
                    help="request cache folder (default: $CFAUG_CACHE_DIR or the user cache folder, e.g. ~/.cache/cfaug/llm)")
     g.add_argument("--no-cache", action="store_const", const=True, default=None,
@@ -61,8 +63,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                    help="YAML/JSON of 'model: {input: USD per 1M tokens, output: ...}' added to the built-in prices")
     g.add_argument("--rpm", type=float, default=None, help="at most this many requests per minute")
     g.add_argument("--tpm", type=float, default=None, help="at most this many tokens per minute")
-    g.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS", help="per request (default 120)")
-    g.add_argument("--max-retries", type=int, default=None, help="retries of a failing request (default 6)")
+    g.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS", help=f"per request (default {DEFAULT_REQUEST_TIMEOUT:g})")
+    g.add_argument("--max-retries", type=int, default=None, help=f"retries of a failing request (default {DEFAULT_MAX_RETRIES})")
 
 
 def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> None:

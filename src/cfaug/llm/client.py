@@ -24,7 +24,7 @@ from cfaug.llm.errors import LLMConfigError, LLMError
 from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
 from cfaug.llm.ratelimit import Limits
 from cfaug.llm.redact import redact_secrets
-from cfaug.llm.settings import LLMSettings
+from cfaug.llm.settings import DEFAULT_CONCURRENCY, LLMSettings
 from cfaug.llm.types import Completion, Message, Request, estimate_tokens
 from cfaug.registry import RegistryError
 
@@ -36,7 +36,7 @@ class LLMClient:
     """Caching, limited, accounted access to one backend. Create it with :func:`create_client`."""
 
     def __init__(self, backend: Backend, *, cache: ResponseCache | None = None, ledger: UsageLedger | None = None,
-                 concurrency: int = 16, refresh: bool = False, max_budget: float | None = None,
+                 concurrency: int = DEFAULT_CONCURRENCY, refresh: bool = False, max_budget: float | None = None,
                  limits: Limits | None = None, tag: str = "default") -> None:
         self.backend = backend
         self.cache = cache

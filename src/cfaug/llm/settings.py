@@ -23,6 +23,12 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENVS = ("CFAUG_LLM_BASE_URL", "OPENAI_BASE_URL")
 MODEL_ENV = "CFAUG_LLM_MODEL"
 
+#: Defaults stated once: the settings below, the client, the runner and help texts take them from here.
+DEFAULT_CONCURRENCY = 16  #: requests in flight at once
+DEFAULT_REQUEST_TIMEOUT = 120.0  #: seconds per request
+DEFAULT_MAX_RETRIES = 6  #: retries of a failing request
+DEFAULT_BATCH_SIZE = 8  #: local models: requests per batch
+
 #: Settings that change how a run is executed but not what it produces; they are left out of the run
 #: identity, so a killed run can be resumed with, say, a lower ``concurrency``.
 OPERATIONAL = frozenset({
@@ -47,7 +53,7 @@ class LLMSettings:
     model: str = ""
     api: str = "chat"
     api_key_env: str = DEFAULT_KEY_ENV
-    concurrency: int = 16
+    concurrency: int = DEFAULT_CONCURRENCY
     cache: bool = True
     cache_dir: str | None = None
     refresh: bool = False
@@ -55,12 +61,12 @@ class LLMSettings:
     price_table: str | None = None
     rpm: float | None = None
     tpm: float | None = None
-    request_timeout: float = 120.0
-    max_retries: int = 6
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
     retry_base_delay: float = 0.5
     retry_max_delay: float = 30.0
     device: str | None = None
-    batch_size: int = 8
+    batch_size: int = DEFAULT_BATCH_SIZE
     dtype: str | None = None
 
     @classmethod

@@ -8,16 +8,21 @@ from typing import Any
 
 from cfaug.config import build_config, param
 from cfaug.data.io import DEFAULT_MAX_CHARS
+from cfaug.llm.settings import DEFAULT_CONCURRENCY
 
 TASKS = ("sentiment", "rating", "nli", "style", "aste")
+#: the method of a run that names none (and has no ``--model``)
+DEFAULT_METHOD = "auto-cad"
+#: where batch methods run when ``--engine`` is not given
+DEFAULT_ENGINE = "local"
 
 
 @dataclass
 class RunOptions:
     """Every option of a run (see ``cfaug augment --help``)."""
 
-    method: str | None = param(None, "method name from 'cfaug methods' (default: auto-cad, or the --model's method)",
-                               group="method", flag="")
+    method: str | None = param(None, f"method name from 'cfaug methods' (default: {DEFAULT_METHOD}, or the --model's "
+                               "method)", group="method", flag="")
     params: dict[str, Any] = param(default_factory=dict, help="method parameters (-p KEY=VALUE)", group="method", flag="")
     preset: str = param("default", "a named set of method parameters: default (cfaug's choices) or paper (the seed "
                         "paper's setup; see 'cfaug methods -v' and docs/fidelity.md); -p values override it",
@@ -52,14 +57,14 @@ class RunOptions:
     device: str = param("auto", "auto, cpu, cuda or cuda:N (auto: a GPU when torch sees one)", identity=False,
                         group="execution")
     # execution
-    engine: str = param("local", "where batch methods run: local (process pool) or ray", choices=("local", "ray"),
-                        identity=False, group="execution")
+    engine: str = param(DEFAULT_ENGINE, "where batch methods run: local (process pool) or ray",
+                        choices=("local", "ray"), identity=False, group="execution")
     workers: int | None = param(None, "worker processes or Ray actors (default: cores / the method's CPUs)", min=1,
                                 identity=False, group="execution")
     batch_size: int | None = param(None, "items per batch (default: the method's)", min=1, identity=False,
                                    group="execution")
-    concurrency: int | None = param(None, "LLM requests in flight at once (default 16)", min=1, identity=False,
-                                    group="execution")
+    concurrency: int | None = param(None, f"LLM requests in flight at once (default {DEFAULT_CONCURRENCY})", min=1,
+                                    identity=False, group="execution")
     ray_address: str | None = param(None, "Ray cluster address (auto, host:port; default: a local cluster)",
                                     identity=False, group="execution")
     # run directory

@@ -1,7 +1,8 @@
 """The runner, in five steps: **read** the input (rejecting bad rows), **plan** the work items and what is
-already done, **execute** the pending ones (training or loading the method first, then an engine for batch
-methods or the event loop for LLM methods, appending each finished item to the run directory), **collect**
-the finished lines in input order, and **write** the output, manifest and summary.
+already done, **execute** the pending ones (training or loading the method first, then running them on an
+engine of :mod:`cfaug.run.engines`: ``--engine`` for batch methods, the LLM loop for LLM methods; each
+finished item is appended to the run directory), **collect** the finished lines in input order
+(:mod:`cfaug.run.summary`), and **write** the output, manifest and summary.
 
 A rerun of a finished run reads, plans and collects: it neither trains nor loads the method.
 
@@ -13,12 +14,11 @@ so (``complete``, ``stop_reason``, ``items_not_done``).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from pathlib import Path
@@ -30,22 +30,27 @@ from cfaug.config import ConfigError
 from cfaug.data.contract import output_columns
 from cfaug.data.fingerprint import hash_source, versions
 from cfaug.data.io import DataError, Dataset, detect_format, read_dataset, write_rows
-from cfaug.data.records import WorkItem
+from cfaug.data.records import Record, WorkItem
 from cfaug.data.schema import Schema, parse_label_map
 from cfaug.data.tasks import Task
-from cfaug.errors import CfaugError, aborts_run
+from cfaug.errors import CfaugError
 from cfaug.llm.redact import redact_argv, strip_userinfo
 from cfaug.llm.ledger import read_usage
 from cfaug.methods import build_method
 from cfaug.methods.base import Method
-from cfaug.run.engines import Job, make_engine
-from cfaug.run.options import RunOptions
-from cfaug.run.results import result_line
+from cfaug.run.context import stage_context
+from cfaug.run.engines import Job, LLMLoop, make_engine
+from cfaug.run.options import DEFAULT_METHOD, RunOptions
 from cfaug.run.rundir import RunDir
+from cfaug.run.summary import RunSummary, collect_results
 from cfaug.run.training import Fitted, fit_or_load, read_model
 from cfaug.training.context import StageContext
-from cfaug.device import resolve_device
 from cfaug.training.store import ArtifactStore
+
+__all__ = ["OutputError", "Plan", "RunSummary", "Runner", "make_schema", "make_task_from", "method_for", "run"]
+
+#: rejected rows named in the log; the rest are counted (all are in rejects.jsonl)
+REJECTS_LOGGED = 20
 
 
 class OutputError(ConfigError):
@@ -53,96 +58,11 @@ class OutputError(ConfigError):
 
 
 @dataclass
-class RunSummary:
-    """End-of-run figures, printed by the CLI and saved as ``summary.json``."""
-
-    rows_read: int = 0
-    rows_rejected: int = 0
-    items: int = 0
-    items_resumed: int = 0
-    items_without_counterfactual: int = 0
-    #: why items got no counterfactual, as the method said (reason -> items); filtered candidates not included
-    without_reasons: dict[str, int] = field(default_factory=dict)
-    items_failed: int = 0
-    first_error: str | None = None  #: the error of the first failed item, in input order (``Type: message``)
-    counterfactuals_written: int = 0
-    candidates_filtered_out: int = 0
-    #: share of the kept counterfactuals that the method's own judge counts as flipped
-    flip_rate_own_judge: float | None = None
-    own_judge: str | None = None
-    #: the P(target) at or above which the own judge counts a rewrite as flipped (None: not a threshold, or unknown)
-    own_judge_threshold: float | None = None
-    #: share of the kept counterfactuals whose own-judge P(target) is above 0.5 (None: no probabilities)
-    own_judge_above_half: float | None = None
-    seconds: float = 0.0
-    peak_memory_mb: float = 0.0
-    run_dir: str = ""
-    output: str | None = None
-    rejects_file: str | None = None
-    #: which input column played which role (``text=Text, label=Sentiment, id=id``)
-    input_columns: str = ""
-    columns: list[str] = field(default_factory=list)  #: the output's columns, in order
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: whether every work item has a result (failed items count as done); False when the run stopped early
-    complete: bool = True
-    stop_reason: str | None = None  #: why the run stopped early (the error), when it did
-    items_not_done: int = 0  #: work items without a result; a rerun of the same command does them
-
-    def lines(self) -> list[str]:
-        out = [
-            f"rows read              {self.rows_read}",
-            *([f"columns used           {self.input_columns}"] if self.input_columns else []),
-            f"rows rejected          {self.rows_rejected}" + (f"  (see {self.rejects_file})" if self.rows_rejected else ""),
-            f"work items             {self.items}" + (f"  ({self.items_resumed} already done)" if self.items_resumed else ""),
-            f"counterfactuals        {self.counterfactuals_written}",
-            f"filtered out           {self.candidates_filtered_out}",
-            f"items with none        {self.items_without_counterfactual}",
-        ]
-        for reason, n in sorted(self.without_reasons.items(), key=lambda kv: -kv[1]):
-            out.append(f"  {n:>5}  {reason}")
-        if self.items_failed:
-            first = f"first: {_shorten(self.first_error)}; " if self.first_error else ""
-            out.append(f"items failed           {self.items_failed}  ({first}errors in results.jsonl)")
-        if self.flip_rate_own_judge is not None:
-            out.append(f"flip rate, own judge   {self.own_judge_figure()}")
-        for k, v in self.extra.items():
-            out.append(f"{k:<22} {v}")
-        out.append(f"time                   {self.seconds:.1f} s  (peak memory {self.peak_memory_mb:.0f} MB)")
-        out.append(f"run directory          {self.run_dir}")
-        if self.output:
-            out.append(f"output                 {self.output}")
-        if self.complete and self.items_failed:
-            out.append(f"status                 complete, with FAILED ITEMS: {self.items_failed} of {self.items} "
-                       + ("failed and no counterfactual was written" if not self.counterfactuals_written else
-                          "failed") + "; --retry-failed runs them again")
-        elif self.complete:
-            out.append("status                 complete")
-        else:
-            out.append(f"status                 INCOMPLETE: stopped early, {self.items_not_done} of {self.items} items "
-                       "not done" + (" (partial output written)" if self.output else "")
-                       + "; rerun the same command to resume")
-        return out
-
-    def own_judge_figure(self) -> str:
-        """The own-judge flip rate with the threshold behind it and the share above 0.5, e.g.
-        ``45.0% with P(target) >= 0.90 (tfidf-logreg; 83.3% above 0.5)``; empty without a flip rate."""
-        if self.flip_rate_own_judge is None:
-            return ""
-        text = f"{self.flip_rate_own_judge:.1%}"
-        if self.own_judge_threshold is not None:
-            t = self.own_judge_threshold
-            text += f" with P(target) >= {t:.2f}" if round(t, 2) == t else f" with P(target) >= {t:g}"
-        notes = [self.own_judge] if self.own_judge else []
-        if self.own_judge_above_half is not None:
-            notes.append(f"{self.own_judge_above_half:.1%} " + ("above 0.5" if self.own_judge_threshold is not None
-                                                                else "with P(target) above 0.5"))
-        return text + (f" ({'; '.join(notes)})" if notes else "")
-
-
-@dataclass
 class Plan:
-    """What a run will do: every work item, the ones still to run, and the lines already finished."""
+    """What a run will do: the input rows it works on (``--limit`` applied), every work item, the ones still
+    to run, and the lines already finished."""
 
+    records: list[Record]
     items: list[WorkItem]
     pending: list[WorkItem]
     done: dict[str, dict[str, Any]]
@@ -170,7 +90,7 @@ def method_for(options: RunOptions) -> tuple[Method, dict[str, Any], dict[str, A
     from cfaug.methods import METHODS, method_params
 
     if not options.model:
-        name = options.method or "auto-cad"
+        name = options.method or DEFAULT_METHOD
         params = method_params(name, options.params, options.preset)
         return build_method(name, params, options.seed), params, None
     info = read_model(options.model)
@@ -256,10 +176,11 @@ class Runner:
         self.rd.open(self.config, overwrite=o.overwrite,
                      param_defaults={p.name: p.default for p in describe_params(type(self.method.config))})
         self.rd.write_lines("rejects.jsonl", (r.to_json() for r in data.rejects))
-        for r in data.rejects[:20]:
+        for r in data.rejects[:REJECTS_LOGGED]:
             self.log(f"rejected: {r.message()}")
-        if len(data.rejects) > 20:
-            self.log(f"... and {len(data.rejects) - 20} more rejected rows (see {self.rd.path / 'rejects.jsonl'})")
+        if len(data.rejects) > REJECTS_LOGGED:
+            self.log(f"... and {len(data.rejects) - REJECTS_LOGGED} more rejected rows "
+                     f"(see {self.rd.path / 'rejects.jsonl'})")
         if not data.records:
             raise DataError(f"{data.source}: no usable rows; all {data.rows_read} were rejected "
                             f"(see {self.rd.path / 'rejects.jsonl'})")
@@ -272,16 +193,14 @@ class Runner:
         done = self.rd.finished()
         pending = [it for it in items if it.key not in done
                    or (o.retry_failed and done[it.key].get("status") == "error")]
-        return Plan(items, pending, done)
+        return Plan(records, items, pending, done)
 
     # -- 3. execute ------------------------------------------------------------------------------------
     def execute(self, data: Dataset, plan: Plan) -> None:
         """Train or load the method, then run the pending items, appending each finished line."""
         o = self.options
-        ctx = StageContext(device=resolve_device(o.device), seed=o.seed, progress=o.progress, log=self.log,
-                           concurrency=o.concurrency, run_dir=self.rd.path)
-        records = data.records[: o.limit] if o.limit else data.records
-        self.facts.update(self.method.prepare(records, self.task, ctx) or {})
+        ctx = stage_context(o, log=self.log, run_dir=self.rd.path)
+        self.facts.update(self.method.prepare(plan.records, self.task, ctx) or {})
         fitted = self.fit(data, ctx) if self.method.trains else None
         if fitted is not None:
             self.facts["training"] = fitted.facts()
@@ -338,11 +257,8 @@ class Runner:
         self.facts["batch_size"] = bs
 
     def _execute_items(self, pending: Sequence[WorkItem], on_line: Callable[[dict[str, Any]], None]) -> None:
-        def finish(item: WorkItem, cfs: Any, error: str | None = None, details: dict[str, Any] | None = None) -> None:
-            on_line(result_line(item, cfs, self.out_schema, self.task, error=error, details=details))
-
         try:
-            asyncio.run(_run_async(self.method, pending, self.task, finish, self.options.concurrency or 16))
+            LLMLoop(self.options.concurrency).execute(self.method, pending, self.task, self.out_schema, on_line)
         except CfaugError as exc:  # a clean stop (budget spent, LLM unreachable) keeps results
             if not exc.clean_stop:
                 raise
@@ -351,7 +267,7 @@ class Runner:
 
     # -- 4. collect and 5. write -----------------------------------------------------------------------
     def collect(self, data: Dataset, plan: Plan) -> tuple[list[dict[str, Any]], RunSummary]:
-        rows, summary = _collect(plan.items, plan.done, self.options.keep_failed)
+        rows, summary = collect_results(plan.items, plan.done, self.options.keep_failed)
         summary.rows_read = data.rows_read
         summary.input_columns = data.schema.describe()
         summary.rows_rejected = len(data.rejects)
@@ -526,167 +442,3 @@ def _peak_memory_mb() -> float:
     except ImportError:  # pragma: no cover - not on Windows
         return 0.0
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _aborts(exc: BaseException) -> bool:
-    """Errors that stop the whole run instead of failing one item (a configuration error among them)."""
-    return aborts_run(exc)
-
-
-def _shorten(text: str, limit: int = 160) -> str:
-    """The first line of ``text``, cut to ``limit`` characters."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _may_concern_one_item(exc: BaseException) -> bool:
-    """Run-stopping errors that may be about one request only: the LLM backend gave up after every
-    retry (:class:`~cfaug.llm.errors.LLMUnavailable`), which is what both a server that is down and a
-    server that always fails one particular request (HTTP 500 on one prompt) look like."""
-    from cfaug.llm.errors import LLMUnavailable
-
-    return isinstance(exc, LLMUnavailable)
-
-
-class _ServerWatch:
-    """Tells an item the server keeps failing from a server that is down.
-
-    An item whose request failed after every retry with an error that may concern that item only is held
-    as a suspect. Any item answered after it failed shows the server works: the suspects are then failed
-    items (written with status "error"; ``--retry-failed`` runs them again) and the run goes on. More
-    suspects than requests can be in flight at once, with no answer in between, stop the run (the server
-    is down). At the end of the run, suspects no other answer vouched for (e.g. the one item left on a
-    rerun) are settled by a probe: when the server answers a minimal request (:meth:`Method.aprobe`) they
-    are failed items too; otherwise they stop the run. Suspects that stop the run are not written: they
-    stay to do, and a rerun resumes them."""
-
-    def __init__(self, finish: Callable[..., None], in_flight: int,
-                 probe: Callable[[], Awaitable[bool | None]] | None = None) -> None:
-        self.finish, self.limit, self.probe = finish, in_flight + 1, probe
-        self.answers = 0
-        self.suspects: list[tuple[WorkItem, BaseException, int]] = []
-
-    def answered(self) -> None:
-        self.answers += 1
-        self._fail_suspects(self.suspects)
-        self.suspects = []
-
-    def failed(self, item: WorkItem, exc: BaseException, answers_at_start: int) -> None:
-        self.suspects.append((item, exc, answers_at_start))
-        if len(self.suspects) >= self.limit:
-            raise self.suspects[0][1]
-
-    async def settle(self) -> None:
-        """At the end: suspects whose request ran while other items were answered are failed items; the
-        others are failed items when the server answers a probe, and stop the run when it does not."""
-        confirmed = [s for s in self.suspects if self.answers > s[2]]
-        rest = [s for s in self.suspects if self.answers <= s[2]]
-        self._fail_suspects(confirmed)
-        self.suspects = rest
-        if not rest:
-            return
-        if self.probe is not None and await self.probe():
-            self._fail_suspects(rest, "failed after every retry while the server answered a test request; "
-                                      "--retry-failed runs it again")
-            self.suspects = []
-            return
-        raise rest[0][1]
-
-    def _fail_suspects(self, suspects: list[tuple[WorkItem, BaseException, int]],
-                       note: str = "failed after every retry while the server answered other items; "
-                                   "--retry-failed runs it again") -> None:
-        for item, exc, _ in suspects:
-            self.finish(item, None, f"{type(exc).__name__}: {exc}", {"note": note})
-
-
-async def _run_async(method: Method, pending: Sequence[WorkItem], task: Task, finish: Callable[..., None],
-                     concurrency: int) -> None:
-    """Run ``agenerate`` concurrently; the method's LLM layer bounds real concurrency, the window here
-    only bounds how many coroutines exist at once."""
-    window = max(1, concurrency * 2)
-    watch = _ServerWatch(finish, concurrency, method.aprobe)
-
-    async def one(item: WorkItem) -> None:
-        answers_at_start = watch.answers
-        try:
-            res = await method.agenerate(item, task)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            if not _aborts(exc):
-                watch.answered()
-                finish(item, None, f"{type(exc).__name__}: {exc}", getattr(exc, "details", None))
-                return
-            if not _may_concern_one_item(exc):
-                raise
-            watch.failed(item, exc, answers_at_start)
-            return
-        watch.answered()
-        finish(item, res)
-
-    running: set[asyncio.Task[None]] = set()
-    try:
-        for item in pending:
-            running.add(asyncio.ensure_future(one(item)))
-            if len(running) >= window:
-                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                _raise_first(finished)
-        while running:
-            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            _raise_first(finished)
-        await watch.settle()
-    finally:
-        for t in running:
-            t.cancel()
-        if running:
-            await asyncio.gather(*running, return_exceptions=True)
-        await method.aclose()
-
-
-def _raise_first(finished: set[asyncio.Task[None]]) -> None:
-    """Re-raise the first error among finished tasks, after collecting every error (an uncollected one
-    is logged later, at garbage collection, as "Task exception was never retrieved")."""
-    errors = [exc for t in finished if (exc := t.exception()) is not None]
-    if errors:
-        raise errors[0]
-
-
-def _collect(items: Sequence[WorkItem], done: dict[str, dict[str, Any]], keep_failed: bool) -> tuple[list[dict[str, Any]], RunSummary]:
-    rows: list[dict[str, Any]] = []
-    s = RunSummary(items=len(items))
-    judged = flipped = probed = above_half = 0
-    thresholds: set[float] = set()
-    for it in items:
-        line = done.get(it.key)
-        if line is None:
-            continue
-        if line["status"] == "error":
-            s.items_failed += 1
-            continue
-        if line["status"] == "no_counterfactual":
-            s.items_without_counterfactual += 1
-            if line.get("reason"):
-                s.without_reasons[line["reason"]] = s.without_reasons.get(line["reason"], 0) + 1
-        for row in line["counterfactuals"]:
-            meta = row.get("meta") or {}
-            passed = meta.get("passed", True)
-            if not passed:
-                s.candidates_filtered_out += 1
-            if passed or keep_failed:
-                rows.append(row)
-            own = meta.get("own_judge")
-            if passed and isinstance(own, dict) and "flipped" in own:
-                judged += 1
-                flipped += bool(own["flipped"])
-                s.own_judge = own.get("name", s.own_judge)
-                if isinstance(own.get("threshold"), (int, float)):
-                    thresholds.add(float(own["threshold"]))
-                if isinstance(own.get("target_prob"), (int, float)):
-                    probed += 1
-                    above_half += own["target_prob"] > 0.5
-    s.counterfactuals_written = len(rows)
-    s.flip_rate_own_judge = flipped / judged if judged else None
-    # one threshold decided every verdict: name it (several, e.g. a resumed run with a new setting: none)
-    s.own_judge_threshold = thresholds.pop() if len(thresholds) == 1 else None
-    s.own_judge_above_half = above_half / probed if probed else None
-    return rows, s

@@ -63,8 +63,7 @@ def fit_or_load(method: Method, task: Task, records: Sequence[Record], train_sou
             partial = output_dir.with_name(output_dir.name + ".partial")
             partial.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        fctx = FitContext(device=ctx.device, seed=ctx.seed, progress=ctx.progress, log=ctx.log,
-                          concurrency=ctx.concurrency, artifact_dir=partial)
+        fctx = FitContext.from_stage(ctx, artifact_dir=partial)
         ctx.log(f"training {method.name} on {len(records)} rows ({train_source})")
         facts = method.fit(records, task, fctx)
         seconds = time.perf_counter() - start

@@ -8,11 +8,10 @@ from typing import Any
 from cfaug.config import ConfigError
 from cfaug.data.io import DataError, read_dataset
 from cfaug.methods import build_method
-from cfaug.run.options import RunOptions
+from cfaug.run.context import stage_context
+from cfaug.run.options import DEFAULT_METHOD, RunOptions
 from cfaug.run.runner import make_schema, make_task_from
 from cfaug.run.training import Fitted, fit_or_load
-from cfaug.training.context import StageContext
-from cfaug.device import resolve_device
 from cfaug.training.store import ArtifactStore
 
 
@@ -21,14 +20,14 @@ def train_model(method: str, train_data: Any, output: str | Path, log: Any = Non
     opts = RunOptions.from_mapping({"method": method, **{k: v for k, v in options.items() if v is not None}})
     task = make_task_from(opts)
     schema = make_schema(opts, task)
-    m = build_method(opts.method or "auto-cad", opts.params, opts.seed, preset=opts.preset)
+    m = build_method(opts.method or DEFAULT_METHOD, opts.params, opts.seed, preset=opts.preset)
     if not m.trains:
         raise ConfigError(f"{m.name} has no training stage; use it directly with 'cfaug augment'")
     data = read_dataset(train_data, task, schema, fmt=opts.input_format, max_chars=opts.max_chars)
     if not data.records:
         raise DataError(f"{data.source}: no usable rows to train on; all {data.rows_read} were rejected")
     kwargs = {"log": log} if log is not None else {}
-    ctx = StageContext(device=resolve_device(opts.device), seed=opts.seed, progress=opts.progress, **kwargs)
+    ctx = stage_context(opts, **kwargs)
     out = Path(output).expanduser()
     if (out / "artifact.json").exists() and not opts.overwrite:
         raise ConfigError(f"{output} already holds a trained model; pass --overwrite to replace it")

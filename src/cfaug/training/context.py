@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,15 @@ class FitContext(StageContext):
 
     artifact_dir: Path = field(default_factory=Path)
     dev_records: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def from_stage(cls, ctx: StageContext, artifact_dir: Path, **changes: Any) -> FitContext:
+        """The training stage's context for a run whose context is ``ctx``: its device, seed, progress,
+        log and concurrency, with the artifact folder. Not its ``run_dir`` (unless given in ``changes``):
+        fitted artifacts are shared by every run with the same fingerprint, so training keeps nothing in
+        one run's directory."""
+        carried = {f.name: getattr(ctx, f.name) for f in fields(StageContext) if f.name != "run_dir"}
+        return cls(**{**carried, "artifact_dir": artifact_dir, **changes})
 
     def path(self, name: str) -> Path:
         """A file inside the artifact folder."""

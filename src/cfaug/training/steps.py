@@ -145,5 +145,4 @@ def step_context(ctx: FitContext, name: str) -> FitContext:
     """A context whose artifact folder is a subfolder of ``ctx``'s (for one step's checkpoints)."""
     folder = ctx.path(name)
     folder.mkdir(parents=True, exist_ok=True)
-    return FitContext(device=ctx.device, seed=ctx.seed, progress=ctx.progress, log=ctx.log,
-                      concurrency=ctx.concurrency, run_dir=ctx.run_dir, artifact_dir=folder)
+    return FitContext.from_stage(ctx, folder, run_dir=ctx.run_dir)

@@ -18,6 +18,7 @@ from cfaug.local_models import ModelPathError
 from cfaug.nlp.tokens import token_edit_rate
 from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
+from cfaug.methods.auto_cad.planner import removal
 from cfaug.editing.lexicon import NEGATORS, load_lexicon
 from cfaug.editing.text import apply_edits, tokenize
 from cfaug.config import ConfigError
@@ -253,13 +254,13 @@ def test_the_seed_drives_context_sampling(default_method, items, task, default_r
 def test_removing_a_negator(text, expected):
     toks = tokenize(text)
     head = next(i for i, t in enumerate(toks) if t.lower in NEGATORS)
-    edit = AutoCAD()._removal(toks, CausalTerm(head=head, phrase=(head,), kind="negation"))
+    edit = removal(toks, CausalTerm(head=head, phrase=(head,), kind="negation"))
     assert edit.kind == "negation" and apply_edits(text, [edit]) == expected
 
 
 def test_removing_a_word():
     toks = tokenize("A great film.")
-    edit = AutoCAD()._removal(toks, CausalTerm(head=1, phrase=(1,), kind="word"))
+    edit = removal(toks, CausalTerm(head=1, phrase=(1,), kind="word"))
     assert (edit.old, edit.new, edit.kind) == ("great", "", "remove")
 
 
@@ -463,7 +464,7 @@ def test_small_training_data_is_reported_in_the_facts(default_fit):
     ({"positive": 150, "negative": 10}, ["160 training rows", "label 'negative' is 6%"]),
 ])
 def test_training_data_warnings(counts, expected):
-    from cfaug.methods.auto_cad.method import training_data_warnings
+    from cfaug.methods.auto_cad.training import training_data_warnings
 
     labels = [lab for lab, n in counts.items() for _ in range(n)]
     warnings = training_data_warnings(labels, ("negative", "positive"))
@@ -538,7 +539,7 @@ def test_a_text_whose_only_opinion_words_are_topical_says_so(default_method, tas
 
 
 def test_a_plot_noun_that_weighs_little_next_to_the_top_term_stays_with_content_min_share():
-    from cfaug.methods.auto_cad.method import weighed_terms
+    from cfaug.methods.auto_cad.term_selection import weighed_terms
 
     tokens = tokenize("The killer was awful and the plan was a waste.")
     at = {t.lower: i for i, t in enumerate(tokens)}
@@ -559,6 +560,7 @@ def test_an_edit_that_changes_only_case_or_spacing_makes_no_candidate(default_me
     """Only an edit of the text itself may put the target label on it: a rewrite that equals the original up
     to case and spacing is no candidate (the item then says why it has none)."""
     from cfaug.editing.text import Edit
+    from cfaug.methods.auto_cad.filters import judge_rewrites
 
     m, _ = default_method
     item = items[0]
@@ -570,6 +572,6 @@ def test_an_edit_that_changes_only_case_or_spacing_makes_no_candidate(default_me
     docs = [(tokens, [], 0)]
     term = CausalTerm(head=0, phrase=(), kind="word", importance=1.0)
     for edits, made in ((same, 0), (real, 1)):
-        results = [[]]
-        m._finish(m.classifier, [item], docs, [(0, "rep-ct", edits, [term], {})], results)
+        results = judge_rewrites(m.classifier, [item], docs, [(0, "rep-ct", edits, [term], {})], m.config,
+                                 m.filters, m.proposer.name)
         assert len(results[0]) == made

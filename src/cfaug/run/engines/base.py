@@ -9,6 +9,7 @@ does not depend on the engine, the number of workers or the batching.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,18 @@ from cfaug.run.results import result_line
 from cfaug.training.context import StageContext
 
 OnLine = Callable[[dict[str, Any]], None]
+
+#: units of work kept in flight per worker (a process, an actor, a slot of LLM concurrency): one running,
+#: one waiting, so no worker waits for its next unit while the driver handles the last one
+IN_FLIGHT_PER_WORKER = 2
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any
 
 from cfaug.data.records import WorkItem
-from cfaug.run.engines.base import ENGINES, Job, OnLine, run_batch
+from cfaug.run.engines.base import ENGINES, IN_FLIGHT_PER_WORKER, Job, OnLine, run_batch, usable_cores
 
 _WORKER: dict[str, Any] = {}
 
 
 def default_workers(cpus_per_worker: float = 1.0) -> int:
     """Worker processes that fit this machine: usable cores divided by what one worker needs."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, int(cores // max(cpus_per_worker, 1e-9)))
+    return max(1, int(usable_cores() // max(cpus_per_worker, 1e-9)))
 
 
 def limit_threads() -> None:
@@ -98,7 +94,7 @@ class LocalEngine:
             return {"engine": self.name, "workers": 1, "processes": "in-process"}
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        window = 2 * n
+        window = IN_FLIGHT_PER_WORKER * n
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
                                  initargs=(job,)) as pool:
             queue = iter(batches)

@@ -46,10 +46,10 @@ from typing import Any
 
 from cfaug.data.records import WorkItem
 from cfaug.errors import aborts_run
-from cfaug.run.engines.base import ENGINES, Job, OnLine, run_batch
+from cfaug.run.engines.base import ENGINES, IN_FLIGHT_PER_WORKER, Job, OnLine, run_batch, usable_cores
 
 #: batches queued per actor: one running, one waiting
-IN_FLIGHT_PER_ACTOR = 2
+IN_FLIGHT_PER_ACTOR = IN_FLIGHT_PER_WORKER
 
 
 class RayEngineError(RuntimeError):
@@ -64,13 +64,6 @@ def _ray() -> Any:
 
         raise ConfigError('the ray engine needs Ray: pip install "cfaug[ray]"') from None
     return ray
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 # -- shipping the artifacts ------------------------------------------------------------------------------
@@ -231,7 +224,7 @@ class RayEngine:
             if self.address:
                 ray.init(address=self.address, log_to_driver=False)
             else:
-                cores = _usable_cores()
+                cores = usable_cores()
                 if self.workers:  # honour --workers on a small machine, as the local engine does
                     cores = max(cores, int(-(-self.workers * job.resources.cpus // 1)))
                 ray.init(num_cpus=cores, include_dashboard=False, log_to_driver=False)
@@ -267,7 +260,7 @@ class RayEngine:
                                  f"cluster has {total.get('GPU', 0.0):g} GPUs; add GPU nodes or use --device cpu")
         n = self.workers
         if n is None:
-            n = int(total.get("CPU", 1.0) // cpus) if cpus > 0 else _usable_cores()
+            n = int(total.get("CPU", 1.0) // cpus) if cpus > 0 else usable_cores()
             if gpus > 0:
                 n = min(n, int(total.get("GPU", 0.0) // gpus))
             n = max(1, n)
