@@ -6,7 +6,7 @@ compares the edited sentences with their originals (:func:`edited_sentence_simil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -19,9 +19,6 @@ from cfaug.judges.registry import JudgeContext
 from cfaug.methods.auto_cad.config import NAME, AutoCADConfig
 from cfaug.methods.auto_cad.planner import Rewrite
 from cfaug.nlp.tokens import token_edit_rate
-
-if TYPE_CHECKING:
-    from cfaug.methods.auto_cad.method import AutoCAD
 
 
 def build_filters(config: AutoCADConfig, similarity: Any, judges: JudgeContext) -> list[Any]:
@@ -90,11 +87,12 @@ def judge_rewrites(clf: Any, items: Sequence[WorkItem], docs: list[Any], pending
 
 
 class EditedSentenceJudge:
-    """auto-CAD's similarity: :func:`edited_sentence_similarity` with the method's encoder."""
+    """auto-CAD's similarity: :func:`edited_sentence_similarity` with the encoder of ``method`` (anything with
+    an ``encoder`` attribute, read at each call: the method loads its encoder on first use)."""
 
     name = "edited-sentence-similarity"
 
-    def __init__(self, method: AutoCAD) -> None:
+    def __init__(self, method: Any) -> None:
         self.method = method
 
     def score(self, batch: Sequence[Candidate]) -> np.ndarray:
