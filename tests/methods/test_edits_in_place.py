@@ -4,7 +4,6 @@ Yelp and SST-2 and on texts written to be awkward."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 

@@ -18,21 +18,30 @@ import pytest
 
 from cfaug.cli import main
 
-ROWS = 160
+ROWS = 80
 
 
-@pytest.fixture
-def big_input(tmp_path, sentiment_tsv):
-    """The 40 fixture sentences four times over (a neutral sentence appended), ids kept unique."""
+@pytest.fixture(scope="module")
+def big_input(tmp_path_factory, sentiment_tsv):
+    """The 40 fixture sentences twice over (a neutral sentence appended), ids kept unique."""
     with open(sentiment_tsv, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
-    f = tmp_path / "big.tsv"
+    f = tmp_path_factory.mktemp("resume") / "big.tsv"
     with open(f, "w", encoding="utf-8") as fh:
         fh.write("id\tSentiment\tText\n")
-        for k, tail in enumerate(["", " We saw it on Sunday.", " It runs two hours.", " The sequel is due soon."]):
+        for k, tail in enumerate(["", " We saw it on Sunday."]):
             for r in rows:
                 fh.write(f"{r['id']}-{k}\t{r['Sentiment']}\t{r['Text']}{tail}\n")
     return f
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(big_input, tmp_path_factory):
+    """The output of an uninterrupted in-process run with the same seed (the same for every engine)."""
+    d = tmp_path_factory.mktemp("clean")
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        assert main(command(big_input, d / "clean.jsonl", d / "clean-run")) == 0
+    return (d / "clean.jsonl").read_bytes()
 
 
 def command(src, out, run_dir, engine=()):
@@ -53,7 +62,7 @@ def complete_lines(path):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_sigkill_then_rerun(tmp_path, big_input, engine):
+def test_sigkill_then_rerun(tmp_path, big_input, uninterrupted, engine):
     if "ray" in engine:
         pytest.importorskip("ray")
     run_dir, out = tmp_path / "run", tmp_path / "out.jsonl"
@@ -89,7 +98,5 @@ def test_sigkill_then_rerun(tmp_path, big_input, engine):
     assert summary["items_resumed"] == len(before) and summary["items"] == ROWS
 
     # an uninterrupted in-process run with the same seed gives the same output, byte for byte
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        assert main(command(big_input, tmp_path / "clean.jsonl", tmp_path / "clean-run")) == 0
-    assert out.read_bytes() == (tmp_path / "clean.jsonl").read_bytes()
+    assert out.read_bytes() == uninterrupted
     assert len(out.read_bytes().splitlines()) > ROWS // 2

@@ -1,7 +1,6 @@
 """Edits a reader accepts: replacements keep the replaced word's class and form, and the indefinite article
 agrees with the word after it. Real review sentences, tagged by the bundled pipeline."""
 
-from collections import Counter
 
 import pytest
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from cfaug.editing.lexicon import load_lexicon
