@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",
     "cfaug.cli.report",
+    "cfaug.cli.review",
 )
 
 

@@ -7,6 +7,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cfaug.evaluate.pairs import PairSet
+    from cfaug.evaluate.suite import EvaluationConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,11 +21,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "augment', its run directory (which also holds candidates a filter rejected), or any "
                     "table with original/counterfactual/target columns. Every metric's settings (model "
                     "path, weight hashes, tokenization) are written beside its value; two values are "
-                    "comparable only when their signatures match. See docs/evaluation.md.")
+                    "comparable only when their signatures match. A run directory whose review store holds "
+                    "decisions ('cfaug review serve') also gets the human flip rate and the judge's precision "
+                    "and recall against people. See docs/evaluation.md.")
     p.add_argument("input", help="output file, run directory, or table with original/counterfactual/target columns")
     p.add_argument("-o", "--output", help="metrics JSON, the only file written (default: RUN_DIR/metrics.json "
-                                          "for a run directory, else <input>.metrics.json and also "
-                                          "<input>.run/metrics.json when that run directory exists)")
+                                          "for a run directory, with RUN_DIR/judgements.jsonl, the judge's "
+                                          "verdict on each row, when a judge ran; else <input>.metrics.json "
+                                          "and also <input>.run/metrics.json when that run directory exists)")
     p.add_argument("--run-dir", help="also write metrics.json into this run directory, where 'cfaug report' "
                                      "finds it (with -o too)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
@@ -113,13 +121,18 @@ def run(args: argparse.Namespace) -> int:
             pairs.run_config = json.loads((extra_dir / "config.json").read_text(encoding="utf-8"))
         if not pairs.pairs:
             raise CliError(f"{args.input}: no counterfactuals to evaluate")
-        result = evaluate(pairs, config, log=lambda m: print(m, file=sys.stderr), progress=not args.no_progress)
+        judgements: list[dict] = []
+        result = evaluate(pairs, config, log=lambda m: print(m, file=sys.stderr), progress=not args.no_progress,
+                          judgements=judgements)
     except (DataError, SchemaError, LabelError, TaskError, ModelPathError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     for r in pairs.rejects[:10]:
         print(f"skipped: {r.message()}", file=sys.stderr)
     if len(pairs.rejects) > 10:
         print(f"... and {len(pairs.rejects) - 10} more skipped rows", file=sys.stderr)
+    human = _human_figures(run_dir, pairs, config, judgements)
+    if human is not None:
+        result["human"] = human
     out = Path(args.output) if args.output else (run_dir / "metrics.json" if run_dir
                                                  else Path(str(args.input) + ".metrics.json"))
     targets = [out]
@@ -129,6 +142,32 @@ def run(args: argparse.Namespace) -> int:
     for t in targets:
         t.parent.mkdir(parents=True, exist_ok=True)
         t.write_text(text, encoding="utf-8")
+    if run_dir is not None and not args.output and judgements:
+        from cfaug.evaluate.judgements import write_judgements
+
+        write_judgements(run_dir, judgements)
     print(metrics_table(result), file=sys.stderr)
+    if human is not None:
+        from cfaug.evaluate.human import summary_lines
+
+        print("\n".join(summary_lines(human)), file=sys.stderr)
     print(json.dumps({"metrics": [str(t) for t in targets], "pairs_scored": result["pairs_scored"]}))
     return 0
+
+
+def _human_figures(run_dir: Path | None, pairs: PairSet, config: EvaluationConfig,
+                   judgements: list[dict]) -> dict | None:
+    """The review figures (human flip rate, the judge against people) of a run directory whose review
+    store holds decisions; None otherwise (see :mod:`cfaug.evaluate.human`). A store that cannot be read
+    is reported on stderr and left out: the metrics are still written."""
+    if run_dir is None:
+        return None
+    from cfaug.evaluate.human import review_figures
+    from cfaug.run.decisions import StoreError
+
+    scored = [p for p in pairs.pairs if config.include_failed or p.passed]
+    try:
+        return review_figures(run_dir, scored, judgements if config.judge is not None else None)
+    except StoreError as exc:
+        print(f"warning: review decisions left out: {exc}", file=sys.stderr)
+        return None

@@ -1,5 +1,12 @@
 """``cfaug prompt-search``: LASS's prompt optimisation (Algorithm 1) for the ``lass-pairs`` prompt, judged by a
-human (a marks file) or by an automatic proxy; see :mod:`cfaug.methods.lass.prompt_search`."""
+human (a marks file, or review decisions on a run directory) or by an automatic proxy; see
+:mod:`cfaug.methods.lass.prompt_search`.
+
+With ``--marks RUN_DIR`` the outputs waiting for a mark are written into RUN_DIR as a run directory of
+their own (method :data:`REVIEW_METHOD`), which ``cfaug review serve RUN_DIR`` opens; the decisions people
+record there are read back through :mod:`cfaug.run.decisions` and turned into the 0/1 marks the method
+takes (:func:`cfaug.evaluate.human.decision_mark`, majority over annotators). The method itself never
+sees the store."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import csv
 import functools
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +28,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Add annotated examples to the lass-pairs prompt one at a time, each where it makes the LLM "
                     "succeed most often on an evaluation set of reviews; stop at success >= --delta or a gain "
                     "< --epsilon. Success is a human's 0/1 mark (--marks FILE: the outputs to judge are written "
-                    "there, fill the 'success' column and rerun) or an automatic proxy (--judge-train FILE: a "
-                    "classifier, embedding similarity and an n-gram model). Writes OUT/demos.tsv and "
-                    "OUT/search.json; every LLM answer is cached, so a rerun continues where it stopped.")
+                    "there, fill the 'success' column and rerun; --marks RUN_DIR: they are written into that "
+                    "run directory, review them with 'cfaug review serve RUN_DIR' and rerun) or an automatic "
+                    "proxy (--judge-train FILE: a classifier, embedding similarity and an n-gram model). Writes "
+                    "OUT/demos.tsv and OUT/search.json; every LLM answer is cached, so a rerun continues where "
+                    "it stopped.")
     p.add_argument("eval_set", help="labelled reviews (the paper: 40 the model fails on and 10 it rewrites well)")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="folder for the result and the runs")
     how = p.add_mutually_exclusive_group(required=True)
-    how.add_argument("--marks", metavar="FILE", help="human judgement: the marks file (TSV, created when missing)")
+    how.add_argument("--marks", metavar="FILE|RUN_DIR",
+                     help="human judgement: a marks file (TSV, created when missing), or a run directory (an "
+                          "existing folder, or a new path without a file extension) into which the outputs to "
+                          "judge are written for 'cfaug review serve RUN_DIR'; its review decisions are the "
+                          "marks: accepted or edited = 1; rejected, not flipped or another label = 0; skipped = "
+                          "not yet marked; several annotators: the majority, a tie not yet marked. A mark "
+                          "belongs to the output: the same output for the same review is asked once")
     how.add_argument("--judge-train", metavar="FILE",
                      help="automatic proxy: labelled data for its classifier and n-gram model")
     p.add_argument("--annotations", metavar="FILE",
@@ -60,6 +76,111 @@ PRESETS = {"default": {"first_candidates": "failures"}, "paper": {"first_candida
 def first_candidates(args: argparse.Namespace) -> str:
     """``--first-candidates`` if given, else the preset's value."""
     return args.first_candidates or PRESETS[args.preset]["first_candidates"]
+
+
+#: the method a review run directory written by ``--marks RUN_DIR`` names in its config.json
+REVIEW_METHOD = "lass-prompt-search"
+
+
+def marks_is_run_dir(path: str) -> bool:
+    """Whether ``--marks`` names a run directory of review decisions: an existing folder, or a path that
+    does not exist yet and has no file extension (or ends with a slash); otherwise a TSV marks file."""
+    p = Path(path)
+    if p.exists():
+        return p.is_dir()
+    return path.endswith(("/", os.sep)) or not p.suffix
+
+
+class ReviewMarksDir:
+    """The run directory of ``--marks RUN_DIR``: :meth:`request` appends the outputs waiting for a mark as
+    rows to review (one ``results.jsonl`` line per review and output, written once), :meth:`read` turns
+    the people's live decisions into 0/1 marks by (review id, output) (see the module docstring).
+
+    Only a directory this command wrote (or a new or empty one) is used: another run's results are never
+    appended to."""
+
+    def __init__(self, path: Path, eval_set: str, seed: int) -> None:
+        from cfaug.cli import CliError
+        from cfaug.run.rundir import RunDir
+
+        self.path, self.rd, self.eval_set, self.seed = path, RunDir(path), eval_set, seed
+        cfg = path / "config.json"
+        if cfg.exists():
+            try:
+                method = json.loads(cfg.read_text(encoding="utf-8")).get("method")
+            except (ValueError, AttributeError):
+                method = None
+            if method != REVIEW_METHOD:
+                raise CliError(f"--marks {path}: a run directory of {method or 'something else'!s}, not one that "
+                               "'cfaug prompt-search' writes its outputs into for review; name a new folder")
+        elif path.is_dir() and any(path.iterdir()):
+            raise CliError(f"--marks {path}: a folder with files but no config.json, not a review run directory "
+                           "of 'cfaug prompt-search'; name a new or empty folder, or a .tsv marks file")
+
+    def _lines(self) -> list[dict[str, Any]]:
+        """The result lines (a half-written last line, from a killed search, is left out)."""
+        path = self.path / self.rd.RESULTS
+        if not path.exists():
+            return []
+        out = []
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and "key" in obj:
+                out.append(obj)
+        return out
+
+    def read(self) -> dict[tuple[str, str], int]:
+        """The marks so far: (review id, output) -> 0 or 1."""
+        from cfaug.cli import CliError
+        from cfaug.evaluate.human import decision_mark, majority
+        from cfaug.run.decisions import STORE_FILE, ReviewStore, StoreError
+
+        if not (self.path / STORE_FILE).exists():
+            return {}
+        outputs = {f"{line['key']}#{n}": (str(row.get("source_id")), str(row.get("text", "")))
+                   for line in self._lines() for n, row in enumerate(line.get("counterfactuals") or [])}
+        try:
+            with ReviewStore(self.path, create=False) as store:
+                live = sorted(store.current().values(), key=lambda d: d.seq)
+        except StoreError as exc:
+            raise CliError(str(exc)) from exc
+        votes: dict[tuple[str, str], dict[str, str]] = {}
+        for d in live:  # one vote per annotator and output: their latest decision on it
+            if d.item in outputs:
+                votes.setdefault(outputs[d.item], {})[d.annotator] = d.decision
+        out = {}
+        for key, per in votes.items():
+            mark = majority(decision_mark(v) for v in per.values())
+            if mark is not None:
+                out[key] = mark
+        return out
+
+    def request(self, prompt_id: str, waiting: Any) -> None:
+        """Add the outputs in ``waiting`` ((review, target, output) triples) not in the directory yet."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not (self.path / "config.json").exists():
+            self.rd.write_json("config.json", {
+                "method": REVIEW_METHOD, "params": {"eval_set": str(self.eval_set)},
+                "task": {"name": "sentiment", "target": "opposite", "edit_roles": ["text"]},
+                "schema": {"text_cols": {"text": "text"}, "label_col": "label", "id_col": "id"},
+                "seed": self.seed, "input": str(self.eval_set),
+                "note": "outputs of 'cfaug prompt-search' waiting for a person's mark; review them with "
+                        "'cfaug review serve' and run the search again"})
+        present = set(self.rd.finished())  # (which also drops a half-written last line before appending)
+        with self.rd.appender() as app:
+            for record, target, output in waiting:
+                key = f"{record.id}␟{hashlib.sha256(output.encode()).hexdigest()[:16]}"
+                if key in present:
+                    continue
+                present.add(key)
+                row = {"text": output, "label": target, "source_id": record.id, "original_text": record.text(),
+                       "original_label": record.label, "method": REVIEW_METHOD,
+                       "meta": {"passed": True, "prompt_search": {"prompt": prompt_id}}}
+                app.append({"key": key, "source_id": record.id, "target": target, "status": "ok",
+                            "counterfactuals": [row]})
 
 
 def _annotations(path: str | None) -> dict[str, str]:
@@ -127,8 +248,8 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.cli.llm_options import llm_params_from_args
     from cfaug.data.io import read_dataset
     from cfaug.data.tasks import make_task
-    from cfaug.methods.lass.prompt_search import (AnnotationNeeded, HumanMarks, MarksNeeded, SearchSettings,
-                                                  prompt_id, search_prompt, write_demos)
+    from cfaug.methods.lass.prompt_search import (AnnotationNeeded, HumanMarks, MarksNeeded, ReviewedMarks,
+                                                  SearchSettings, prompt_id, search_prompt, write_demos)
 
     out = Path(args.output)
     (out / "prompts").mkdir(parents=True, exist_ok=True)
@@ -143,7 +264,13 @@ def run(args: argparse.Namespace) -> int:
     if args.marks and not args.annotations:
         raise CliError("--marks (a human judges) needs --annotations FILE: the human-written counterfactuals of the "
                        "reviews the search adds as examples")
-    scorer = HumanMarks(Path(args.marks)) if args.marks else _proxy(args.judge_train, args.min_similarity)
+    if args.marks and marks_is_run_dir(args.marks):
+        review = ReviewMarksDir(Path(args.marks), args.eval_set, args.seed)
+        scorer: Any = ReviewedMarks(review.path, review.read, review.request)
+    elif args.marks:
+        scorer = HumanMarks(Path(args.marks))
+    else:
+        scorer = _proxy(args.judge_train, args.min_similarity)
 
     def generate(seq: Any, items: Any, _targets: Any, temperature: float | None, sample: int) -> list[str]:
         pid = prompt_id(seq)

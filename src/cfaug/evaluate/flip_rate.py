@@ -19,7 +19,7 @@ from cfaug.data.labels import LabelSpace
 from cfaug.data.tasks import Task
 from cfaug.evaluate.pairs import CounterfactualPair
 from cfaug.evaluate.result import MetricResult
-from cfaug.judges.base import LabelJudge, predict_labels
+from cfaug.judges.base import LabelJudge
 
 NAME = "flip_rate"
 
@@ -88,6 +88,13 @@ def flip_rate(pairs: Sequence[CounterfactualPair], judge: LabelJudge, label_spac
 
 def judge_predictions(pairs: Sequence[CounterfactualPair], judge: LabelJudge, label_space: LabelSpace) -> list[str]:
     """The task label ``judge`` predicts for each counterfactual (see :func:`flip_rate`)."""
+    return judge_verdicts(pairs, judge, label_space)[0]
+
+
+def judge_verdicts(pairs: Sequence[CounterfactualPair], judge: LabelJudge,
+                   label_space: LabelSpace) -> tuple[list[str], list[float]]:
+    """The task label ``judge`` predicts for each counterfactual and the probability it gives the pair's
+    target label (the summed probability of the judge's labels that mean the target; 0 when none does)."""
     mapping = {}
     for lab in judge.labels:
         try:
@@ -95,7 +102,13 @@ def judge_predictions(pairs: Sequence[CounterfactualPair], judge: LabelJudge, la
         except ValueError:
             raise ValueError(f"flip-rate judge label {lab!r} is not a label of the task "
                              f"({', '.join(label_space.labels)}); pass the judge's labels in output order") from None
-    return [mapping[p] for p in predict_labels(judge, [p.judge_input for p in pairs])] if pairs else []
+    if not pairs:
+        return [], []
+    probs = judge.predict_proba([p.judge_input for p in pairs])
+    predicted = [mapping[judge.labels[i]] for i in probs.argmax(axis=1)]
+    target_prob = [float(sum(probs[k, j] for j, lab in enumerate(judge.labels) if mapping[lab] == p.target))
+                   for k, p in enumerate(pairs)]
+    return predicted, target_prob
 
 
 def own_judge_flip_rate(pairs: Sequence[CounterfactualPair]) -> MetricResult:

@@ -25,7 +25,9 @@ class CounterfactualPair:
     NLI, the text otherwise); ``judge_input`` is what a label judge reads for the counterfactual (the
     text, or the (premise, hypothesis) pair). ``passed`` is False for a candidate a generation filter
     rejected (present only in run directories or files written with ``--keep-failed``). ``meta`` is the
-    provenance object of the output contract; ``columns`` the row's other columns.
+    provenance object of the output contract; ``columns`` the row's other columns. ``item_id``: for a
+    pair read from a run directory, the row's id there (``"<key>#<n>"``: the ``results.jsonl`` line's key
+    and the row's index in its ``counterfactuals``), the id review decisions use; None otherwise.
     """
 
     source_id: str
@@ -38,6 +40,7 @@ class CounterfactualPair:
     passed: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
     columns: dict[str, Any] = field(default_factory=dict)
+    item_id: str | None = None
 
 
 @dataclass
@@ -104,6 +107,8 @@ def load_pairs(
 
 
 ROW_KEY = "__cfaug_row__"
+#: column carrying a run directory row's item id through the readers (see ``CounterfactualPair.item_id``)
+ITEM_KEY = "__cfaug_item__"
 
 
 def _raw_rows(source: Any, fmt: str | None) -> tuple[str, list[dict[str, Any]], list[Reject]]:
@@ -172,7 +177,8 @@ def _to_pairs(records: Sequence[Any], rejects: list[Reject], source: str, task: 
             original_label=orig_label, method=str(rec.meta.get("method") or ""),
             passed=bool(meta.get("passed", True)) if isinstance(meta, dict) else True,
             meta=meta if isinstance(meta, dict) else {},
-            columns={k: v for k, v in rec.meta.items() if k != "meta"}))
+            columns={k: v for k, v in rec.meta.items() if k not in ("meta", ITEM_KEY)},
+            item_id=rec.meta.get(ITEM_KEY)))
     return PairSet(pairs, rejects, source, task, run_config)
 
 
@@ -217,7 +223,8 @@ def _load_run_dir(path: Path, task: Task | None) -> PairSet:
     name = str(path / RunDir.RESULTS)
     rows: list[dict[str, Any]] = []
     for line in _result_lines(path / RunDir.RESULTS):
-        rows.extend(dict(row) for row in line.get("counterfactuals") or [])
+        rows.extend({**row, ITEM_KEY: f"{line.get('key')}#{n}"}
+                    for n, row in enumerate(line.get("counterfactuals") or []))
     for n, row in enumerate(rows, start=1):
         row[ROW_KEY] = n  # candidate number: an item may hold several candidates
     if not rows:

@@ -22,7 +22,7 @@ from typing import Any
 from cfaug.evaluate.content import bertscore_items, bertscore_result, embedding_cosine_result
 from cfaug.evaluate.diversity import distinct_n, self_bleu
 from cfaug.evaluate.encoding import SharedEncoding
-from cfaug.evaluate.flip_rate import (JudgeChoice, build_judge, flip_rate_from_predictions, judge_predictions,
+from cfaug.evaluate.flip_rate import (JudgeChoice, build_judge, flip_rate_from_predictions, judge_verdicts,
                                       own_judge_flip_rate, training_overlap)
 from cfaug.evaluate.fluency import CausalLMScorer, ngram_perplexity, perplexity_result
 from cfaug.evaluate.harmonic import h_score
@@ -131,9 +131,11 @@ NO_JUDGE_NOTE = ("flip rate: not computed (and so no H): no judge was given. Pas
 
 
 def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], None] | None = None,
-             progress: bool = False) -> dict[str, Any]:
+             progress: bool = False, judgements: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Metrics for ``pairset``: one group per method (plus ``(all)`` when there are several).
-    ``progress``: tqdm bars on stderr for the model-based stages (judge, encoders, language model)."""
+    ``progress``: tqdm bars on stderr for the model-based stages (judge, encoders, language model).
+    ``judgements``: a list that receives the independent judge's verdict on each scored pair (see
+    :func:`cfaug.evaluate.judgements.judgement_rows`; nothing when no judge ran)."""
     log = log or (lambda m: None)
     start = time.perf_counter()
     timings: dict[str, float] = {}
@@ -161,6 +163,10 @@ def evaluate(pairset: PairSet, config: EvaluationConfig, log: Callable[[str], No
     groups[ALL_METHODS if len(methods) != 1 else methods[0]] = list(range(len(pairs)))
     log(f"scoring {len(pairs)} counterfactuals" + (f" ({', '.join(groups)})" if len(groups) > 1 else ""))
     items = _per_pair(pairs, pairset, models, timings, progress)
+    if judgements is not None and items.predicted is not None:
+        from cfaug.evaluate.judgements import judgement_rows
+
+        judgements.extend(judgement_rows(pairs, items.predicted, items.target_prob or [], models.judge_info))
     out_groups = {}
     for name, idx in groups.items():
         group = [pairs[i] for i in idx]
@@ -213,6 +219,7 @@ class _PerPair:
     and mover figures by (original, counterfactual), token NLLs by counterfactual text."""
 
     predicted: list[str] | None = None
+    target_prob: list[float] | None = None
     cosine: dict[tuple[str, str], float] = field(default_factory=dict)
     bert: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
     mover: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -226,11 +233,13 @@ def _per_pair(pairs: list[CounterfactualPair], pairset: PairSet, m: _Models, tim
 
     out = _PerPair()
     if m.judge is not None:
-        out.predicted = []
+        out.predicted, out.target_prob = [], []
         with _timed(timings, "flip_rate (judge)"), _bar(progress, len(pairs), "flip-rate judge") as bar:
             for start in range(0, len(pairs), JUDGE_BLOCK):
                 block = pairs[start: start + JUDGE_BLOCK]
-                out.predicted += judge_predictions(block, m.judge, pairset.task.label_space)
+                predicted, target_prob = judge_verdicts(block, m.judge, pairset.task.label_space)
+                out.predicted += predicted
+                out.target_prob += target_prob
                 bar.update(len(block))
     if m.encoder is not None or m.tokens is not None or m.mover is not None:
         keys = list(dict.fromkeys((p.original, p.counterfactual) for p in pairs))

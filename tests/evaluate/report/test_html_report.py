@@ -174,3 +174,62 @@ def test_with_breaks_escapes_first():
     assert str(with_breaks('a<br />b<Br/>c<br>"d" & <b>e</b>')) == (
         "a<br>b<br>c<br>&#34;d&#34; &amp; &lt;b&gt;e&lt;/b&gt;")
     assert str(with_breaks("<br<script>>")) == "&lt;br&lt;script&gt;&gt;"
+
+
+# --- review statistics ---------------------------------------------------------------------------------------
+
+
+def _item_ids(run_dir):
+    from cfaug.evaluate.pairs import load_pairs
+
+    return {p.source_id: p.item_id for p in load_pairs(run_dir).pairs}
+
+
+def test_no_review_section_without_decisions(run_dir):
+    from cfaug.run.decisions import ReviewStore
+
+    assert 'id="review"' not in build_report(run_dir) and 'href="#review"' not in build_report(run_dir)
+    ReviewStore(run_dir).close()  # a store with no decision in it
+    assert 'id="review"' not in build_report(run_dir)
+
+
+def test_review_section_counts_rates_judge_and_agreement(run_dir):
+    from cfaug.evaluate.judgements import text_hash, write_judgements
+    from cfaug.run.decisions import ReviewStore
+
+    ids = _item_ids(run_dir)
+    evil = "<script>alert(1)</script>"
+    with ReviewStore(run_dir) as store:
+        store.record(ids["1"], "ann", "accepted")
+        store.record(ids["2"], "ann", "not_flipped")
+        store.record(ids["3"], "ann", "rejected")
+        store.record(ids["1"], evil, "accepted")
+        store.record(ids["2"], evil, "edited", fields={"text": "a bad film"})
+    rows = {p["source_id"]: p for p in (json.loads(x)["counterfactuals"][0] for x in
+                                        (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines())}
+    # the judge calls rows 1 and 2 flipped
+    write_judgements(run_dir, [{"item": ids[s], "judge": "tfidf-logreg", "predicted": "negative", "flipped": True,
+                                "text_sha1": text_hash(rows[s]["text"])} for s in ("1", "2")])
+    html = build_report(run_dir)
+    section = html[html.index('<section id="review">'):]
+    section = section[:section.index("</section>")]
+    assert 'href="#review"' in html and html.index('id="review"') < html.index('<section id="labels"')
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in section  # a name is text
+    texts = element_paths(html)
+    assert any("table#review-figures" in path and "section#review" in path for path in texts["human flip rate"])
+    # row 1 flipped (two accepts), row 2 tied (not_flipped vs edited), row 3 rejected: 1 of 1
+    assert "100.0%: 1 of 1 rows judged flipped (1 rejected for another reason and 1 tie left out)" in section
+    # against the judge the edit has no say: row 2 is not flipped by ann alone, row 1 flipped
+    assert "precision 50.0% (1 of 2 it called flipped), recall 100.0% (1 of 1 people called flipped)" in section
+    assert "Cohen&#39;s kappa" in section and "2 rows decided by several annotators" in section
+    counts = section[section.index('id="review-counts"'):]
+    assert "<th>accepted</th><th>rejected</th><th>edited</th><th>not_flipped</th><th>total</th>" in counts
+    assert '<tr><th>all</th><td class="num">2</td><td class="num">1</td><td class="num">1</td>' \
+           '<td class="num">1</td><td class="num">5</td></tr>' in counts
+    assert 'id="review-methods"' in section  # two methods in this run: one row each
+
+
+def test_a_broken_review_store_is_said_not_fatal(run_dir):
+    (run_dir / "review.sqlite").write_bytes(b"\x00not sqlite" * 200)
+    html = build_report(run_dir)
+    assert "The review decisions could not be read" in html and "review.sqlite" in html

@@ -156,3 +156,22 @@ def test_a_browser_that_does_not_start_is_a_reason_to_skip(tmp_path):
 def test_a_browser_that_renders_is_used(tmp_path):
     ok = fake_browser(tmp_path, 'echo "<html><head></head><body><p>cfaug</p></body></html>"')
     assert browser_problem(ok, tmp_path / "profile") is None
+
+
+def test_review_section_renders_in_chromium(browser, tmp_path, make_run_dir, make_row):
+    from cfaug.evaluate.pairs import load_pairs
+    from cfaug.run.decisions import ReviewStore
+
+    rows = [make_row("1", "A good film.", "A bad film.", "positive", "negative", flipped=True),
+            make_row("2", "A dull plot.", "A lively plot.", "negative", "positive", flipped=True)]
+    rd = make_run_dir(tmp_path / "run", rows)
+    ids = [p.item_id for p in load_pairs(rd).pairs]
+    with ReviewStore(rd) as store:
+        store.record(ids[0], "ann", "accepted")
+        store.record(ids[1], "ann", "not_flipped")
+        store.record(ids[0], "<b>bob</b>", "accepted")
+    dom = chromium(["--dump-dom", write_report(rd).resolve().as_uri()], tmp_path / "profile-review").stdout
+    section = re.search(r'<section id="review">.*?</section>', dom, re.S).group(0)
+    assert "50.0%: 1 of 2 rows judged flipped" in section
+    assert re.search(r'<table class="metrics" id="review-counts">.*&lt;b&gt;bob&lt;/b&gt;.*</table>', section, re.S)
+    assert "<b>bob</b>" not in dom and 'class="filters-ready"' in dom  # escaped; the page's script still ran

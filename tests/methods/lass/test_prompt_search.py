@@ -162,3 +162,46 @@ def test_the_paper_preset_of_the_command_draws_from_all_reviews():
     assert first_candidates(parse([*base, "--preset", "paper"])) == "all"
     assert first_candidates(parse([*base, "--preset", "paper", "--first-candidates", "failures"])) == "failures"
     assert first_candidates(parse([*base, "--first-candidates", "all"])) == "all"
+
+
+def test_reviewed_marks_ask_for_each_output_once_and_fail_an_empty_one(tmp_path):
+    from cfaug.methods.lass.prompt_search import ReviewedMarks
+
+    asked, marks = [], {}
+    scorer = ReviewedMarks(tmp_path / "review", read=lambda: dict(marks),
+                           request=lambda pid, waiting: asked.append((pid, [(r.id, t, o) for r, t, o in waiting])))
+    items = REVIEWS[:3]
+    with pytest.raises(MarksNeeded, match="2 outputs wait for your review: run 'cfaug review serve") as exc:
+        scorer.score("p1", items, ["negative"] * 3, ["out a", "out b", "  "])  # the empty output is not asked
+    assert asked == [("p1", [("r0", "negative", "out a"), ("r1", "negative", "out b")])]
+    assert exc.value.review and exc.value.pending == {("r0", "out a"), ("r1", "out b")}
+    # another prompt with one output in common: waits gathered over prompts count each output once
+    with pytest.raises(MarksNeeded) as other:
+        scorer.score("p2", items[:2], ["negative"] * 2, ["out a", "out c"])
+    merged = exc.value.merge(other.value)
+    assert merged.count == 3 and "3 outputs wait for your review" in str(merged)
+    marks.update({("r0", "out a"): 1, ("r1", "out b"): 0})
+    assert scorer.score("p1", items, ["negative"] * 3, ["out a", "out b", ""]) == [1, 0, 0]
+    assert scorer.kind == "human"
+    marks[("r0", "out a")] = 2
+    with pytest.raises(ValueError, match="0 or 1"):
+        scorer.score("p1", items[:1], ["negative"], ["out a"])
+
+
+def test_the_search_gathers_review_waits_over_all_positions(tmp_path):
+    from cfaug.methods.lass.prompt_search import ReviewedMarks
+
+    # every output is new at every position: the start prompt is marked, then all trial outputs are asked
+    marks = {(r.id, "start"): 0 for r in REVIEWS}
+    asked = set()
+
+    def generate(seq, items, targets, temperature, sample):
+        return ["start" if len(seq) == 1 else f"pos{[p[0] for p in seq].index('review 0 was great .')}"
+                for _ in items]
+
+    scorer = ReviewedMarks(tmp_path, read=lambda: marks,
+                           request=lambda pid, waiting: asked.update((r.id, o) for r, _, o in waiting))
+    with pytest.raises(MarksNeeded) as exc:
+        search_prompt(REVIEWS, TARGETS, START, ANNOTATED, generate, scorer, SearchSettings(seed=2))
+    # r0 is the example (seed 2); the five other reviews at two positions: ten outputs, each asked once
+    assert exc.value.count == 10 == len(asked) and exc.value.review

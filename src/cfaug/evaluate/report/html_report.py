@@ -87,6 +87,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     return env.get_template("page.html.j2").render(
         run=_run_section(config, manifest, summary, pairs, path), labels=labels,
         metrics=_metrics_section(metrics, pairs), examples=_examples_section(pairs, options.max_examples),
+        review=review_section(path, pairs),
         css=Markup((ASSETS / "report.css").read_text(encoding="utf-8")), script=Markup(script),
         script_hash=f"sha256-{digest}", generated=time.strftime("%Y-%m-%d %H:%M:%S %z"),
         cfaug_version=(manifest.get("versions") or {}).get("cfaug", ""), run_dir=str(path))
@@ -249,6 +250,77 @@ def _metrics_section(metrics: dict[str, Any], pairs: PairSet) -> dict[str, Any]:
             "signature": first.get("signature", ""),
             "settings": json.dumps(first.get("settings", {}), indent=1, ensure_ascii=False)})
     return {"note": note, "groups": list(groups), "rows": rows}
+
+
+def _pct(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.1%}"
+
+
+def _coef(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def review_section(run_dir: Path, pairs: PairSet) -> dict[str, Any] | None:
+    """The review statistics of the page: decisions per annotator, the human flip rate, the judge's
+    precision and recall against people (its verdicts from ``judgements.jsonl``) and the annotators'
+    agreement; None when the run has no review decision (the page then has no review section). A review
+    store (or a ``judgements.jsonl``) that cannot be read is said in the section instead of failing the
+    report."""
+    from cfaug.data.io import DataError
+    from cfaug.evaluate.human import review_figures
+    from cfaug.run.decisions import DECISIONS, StoreError
+
+    try:
+        h = review_figures(run_dir, pairs.pairs, stored_judgements=True)
+    except (StoreError, DataError) as exc:  # a damaged store, or a damaged judgements.jsonl
+        return {"error": str(exc)}
+    if h is None:
+        return None
+    used = [d for d in DECISIONS if h["decisions"]["by_decision"].get(d)]
+    counts = [{"annotator": a, "cells": [c.get(d, 0) for d in used], "total": sum(c.values())}
+              for a, c in h["decisions"]["by_annotator"].items()]
+    counts.append({"annotator": "all", "cells": [h["decisions"]["by_decision"].get(d, 0) for d in used],
+                   "total": h["decisions"]["live"]})
+    rows, flip, kept = h["rows"], h["flip_rate"], h["kept_rate"]
+    figures = [
+        ("rows reviewed", f"{rows['reviewed']} of {rows['in_scope']}"
+         + (f" ({rows['decisions_on_other_rows']} decisions on rows no longer in the run)"
+            if rows["decisions_on_other_rows"] else "")),
+        ("human flip rate", f"{_pct(flip['value'])}: {flip['flipped']} of {flip['n']} rows judged flipped"
+         + f" ({flip['rejected_only']} rejected for another reason and {flip['ties']} "
+           f"tie{'s' if flip['ties'] != 1 else ''} left out)"),
+        ("kept (accepted or edited)", f"{_pct(kept['value'])}: {kept['kept']} of {kept['n']} rows"),
+    ]
+    judge_rows = []
+    j = h["judge"]
+    if j is not None:
+        figures.append((f"judge{' ' + j['name'] if j['name'] else ''} against people",
+                        f"precision {_pct(j['precision'])} ({j['true_positive']} of "
+                        f"{j['true_positive'] + j['false_positive']} it called flipped), recall {_pct(j['recall'])} "
+                        f"({j['true_positive']} of {j['true_positive'] + j['false_negative']} people called flipped), "
+                        f"agreement {_pct(j['agreement'])} on {j['n']} rows"
+                        + (f"; {j['edited_left_out']} edited rows left out" if j["edited_left_out"] else "")))
+        judge_rows = [("judge: flipped", j["true_positive"], j["false_positive"]),
+                      ("judge: not flipped", j["false_negative"], j["true_negative"])]
+    ag = h.get("agreement")
+    if ag:
+        parts = ([f"Cohen's kappa {_coef(ag['cohen_kappa'])}"] if len(ag["annotators"]) == 2 else
+                 [f"Fleiss' kappa {_coef(ag['fleiss_kappa'])}"])
+        parts += [f"Krippendorff's alpha {_coef(ag['krippendorff_alpha'])}",
+                  f"observed agreement {_pct(ag['observed'])}"]
+        figures.append((f"agreement ({ag['shared_items']} rows decided by several annotators)", ", ".join(parts)))
+    methods = [{"method": m or "(unnamed)", "reviewed": g["reviewed"], "flip": _pct(g["flip_rate"]["value"]),
+                "flip_n": g["flip_rate"]["n"], "kept": _pct(g["kept_rate"]["value"]),
+                "precision": _pct((g["judge"] or {}).get("precision")),
+                "recall": _pct((g["judge"] or {}).get("recall"))}
+               for m, g in (h.get("by_method") or {}).items()]
+    note = (f"From the review store ({h['store']}): {h['decisions']['live']} decisions by "
+            f"{len(h['annotators'])} annotator{'s' if len(h['annotators']) != 1 else ''}. {h['mapping']}.")
+    if j is None:
+        note += (" The judge is compared with people once 'cfaug evaluate RUN_DIR' has run with a judge "
+                 "(--judge-train or --judge).")
+    return {"error": None, "note": note, "decisions": used, "counts": counts, "figures": figures,
+            "judge_rows": judge_rows, "methods": methods, "has_judge": j is not None}
 
 
 def _model_free_metrics(pairs: PairSet) -> dict[str, Any]:

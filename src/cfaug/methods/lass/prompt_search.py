@@ -26,6 +26,11 @@ Success (0/1 per output) comes from a human or from an automatic proxy, and the 
   ``output``, ``success`` empty); the search stops with :class:`MarksNeeded` until a person fills the
   ``success`` column (1 or 0) and runs it again. Every LLM answer is cached, so a rerun costs nothing and
   continues where the marks end.
+* :class:`ReviewedMarks`: the marks are review decisions on a run directory (``cfaug prompt-search --marks
+  RUN_DIR``): the outputs to judge are written there as rows to review with ``cfaug review serve``, and
+  the command turns the decisions into 0/1 marks (accepted or edited: 1; rejected, not flipped or flipped
+  to another label: 0; skipped: not yet marked; several annotators: the majority, a tie not yet marked).
+  The search stops with :class:`MarksNeeded` until every output has a mark.
 * :class:`ProxyScorer`: an independent sentiment classifier must give the target at least ``min_prob``, the
   embedding cosine to the original must be at least ``min_similarity``, and the output's perplexity under a
   reference n-gram model at most ``max_ppl_ratio`` times the original's.
@@ -40,7 +45,7 @@ import csv
 import hashlib
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,12 +57,29 @@ Pair = tuple[str, str, str, str]
 
 
 class MarksNeeded(Exception):
-    """Outputs wait for a human's 0/1 marks in ``path`` (``count`` rows)."""
+    """Outputs wait for a human's 0/1 marks in ``path`` (``count`` rows): a marks file to fill in, or
+    (``review``) a run directory to review with ``cfaug review serve``. ``pending``: the (review id,
+    output) pairs waiting, where known, so that waits gathered over several prompts count each once."""
 
-    def __init__(self, path: Path, count: int) -> None:
-        super().__init__(f"{count} outputs wait for your marks: fill the 'success' column of {path} with 1 (a "
-                         "coherent counterfactual with the target sentiment) or 0, then run the search again")
-        self.path, self.count = path, count
+    def __init__(self, path: Path, count: int, *, review: bool = False,
+                 pending: frozenset[tuple[str, str]] | None = None) -> None:
+        if review:
+            message = (f"{count} outputs wait for your review: run 'cfaug review serve {path}', accept (or edit) "
+                       "each coherent counterfactual with the target sentiment and reject the others (or mark "
+                       "them not flipped), then run the search again; an output skipped, or on which the "
+                       "annotators are evenly split, still waits")
+        else:
+            message = (f"{count} outputs wait for your marks: fill the 'success' column of {path} with 1 (a "
+                       "coherent counterfactual with the target sentiment) or 0, then run the search again")
+        super().__init__(message)
+        self.path, self.count, self.review, self.pending = path, count, review, pending
+
+    def merge(self, other: MarksNeeded) -> MarksNeeded:
+        """One wait for both: the pending outputs together (each once, where both know them)."""
+        if self.pending is not None and other.pending is not None:
+            pending = self.pending | other.pending
+            return MarksNeeded(other.path, len(pending), review=other.review, pending=pending)
+        return MarksNeeded(other.path, self.count + other.count, review=other.review)
 
 
 class AnnotationNeeded(Exception):
@@ -133,6 +155,36 @@ class HumanMarks:
         if bad:
             raise ValueError(f"{self.path}: the success column holds {sorted(bad)}; use 1 or 0")
         return [int(marks[(prompt_id, r.id, o)]) for r, o in zip(items, outputs)]
+
+
+@dataclass
+class ReviewedMarks:
+    """A human's 0/1 marks given as review decisions on a run directory (``cfaug prompt-search --marks
+    RUN_DIR``). This layer knows nothing of the review store: the caller passes ``read()``, the marks
+    recorded so far by (review id, output text), and ``request(prompt_id, waiting)``, which puts the
+    outputs without a mark, as (review, target, output), where a person reviews them (``path``).
+
+    A mark belongs to an output, not to the prompt that produced it: the same output for the same review
+    under another prompt is not asked again. An empty output (the model gave no rewrite) fails (0) without
+    being asked."""
+
+    path: Path
+    read: Callable[[], Mapping[tuple[str, str], int]]
+    request: Callable[[str, Sequence[tuple[Record, str, str]]], None]
+    kind: str = "human"
+
+    def score(self, prompt_id: str, items: Sequence[Record], targets: Sequence[str],
+              outputs: Sequence[str]) -> list[int]:
+        marks = self.read()
+        waiting = [(r, t, o) for r, t, o in zip(items, targets, outputs) if o.strip() and (r.id, o) not in marks]
+        if waiting:
+            self.request(prompt_id, waiting)
+            pending = frozenset((r.id, o) for r, _, o in waiting)
+            raise MarksNeeded(self.path, len(pending), review=True, pending=pending)
+        bad = {marks[(r.id, o)] for r, o in zip(items, outputs) if o.strip()} - {0, 1}
+        if bad:
+            raise ValueError(f"{self.path}: marks must be 0 or 1, got {sorted(bad)}")
+        return [int(marks[(r.id, o)]) if o.strip() else 0 for r, o in zip(items, outputs)]
 
 
 #: where the first example is drawn: every review of the evaluation set (the paper) or those that fail
@@ -237,7 +289,7 @@ def search_prompt(eval_set: Sequence[Record], targets: dict[str, str], start: Se
             try:
                 scores.append(evaluate(trial)[0])
             except MarksNeeded as exc:
-                waiting = MarksNeeded(exc.path, exc.count + (waiting.count if waiting else 0))
+                waiting = exc if waiting is None else waiting.merge(exc)
         if waiting is not None:
             raise waiting
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
