@@ -33,7 +33,7 @@ FLOORS = {
     "cfaug.methods": 4,
     # running them
     "cfaug.run": 5,
-    "cfaug.api": 6, "cfaug.evaluate": 6, "cfaug.review": 6,
+    "cfaug.api": 6, "cfaug.evaluate": 6, "cfaug.review": 6, "cfaug.compare": 6,
     "cfaug.cli": 7,
 }
 #: the package root re-exports the API and the command module runs the CLI: they sit on top

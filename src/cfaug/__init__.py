@@ -8,7 +8,7 @@ Quick use::
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "augment"]
+__all__ = ["__version__", "augment", "compare"]
 
 
 def __getattr__(name: str):
@@ -18,8 +18,13 @@ def __getattr__(name: str):
         from cfaug.api import augment
 
         return augment
+    if name == "compare":
+        # the package cfaug.compare, callable as cfaug.compare(data, methods=..., output=...): see cfaug.api.compare
+        import cfaug.compare
+
+        return cfaug.compare
     raise AttributeError(f"module 'cfaug' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"augment"})
+    return sorted(set(globals()) | {"augment", "compare"})

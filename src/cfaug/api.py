@@ -91,3 +91,31 @@ def train(method: str, train_data: Any, output: str | Path, **options: Any) -> P
     from cfaug.run.training_command import train_model
 
     return train_model(method, train_data, output, **options).path
+
+
+def compare(data: Any, methods: Any = None, output: str | Path | None = None, **options: Any) -> Any:
+    """Compare methods on ``data`` and return the summary as a pandas DataFrame, one row per method in
+    ranked order (the references of ``reference=`` last); it mirrors ``cfaug compare`` and writes the same
+    folder ``output`` (``summary.json``, ``summary.md``, ``report.html``, one run directory per method under
+    ``runs/``). ``methods``: a list or a comma-separated string.
+
+    Keyword arguments: the run options of :func:`run_augment` shared by every method (``task``,
+    ``text_col``, ``label_col``, ``label_map``, ``preset``...), ``params`` (method parameters, given to every
+    method that declares them), ``method_params`` (``{"auto-cad": {...}}``), ``limit``, ``seed``, the judge
+    (``judge_train=FILE`` or ``judge=DIR``; neither: cross-fitted on the data), ``test``, ``challenge``,
+    ``out_of_domain`` and ``reference`` (``{"name": FILE}``), ``dev``, ``classifier``, ``downstream_seeds``,
+    ``budget`` (USD for the whole comparison), the LLM settings (``llm_base_url``, ``llm_model``, ... or
+    ``llm={...}``), the evaluation settings (``embedding=False``, ``bertscore=False``, ``ngram_reference``...),
+    ``progress`` and ``report`` (default True: write ``report.html``).
+
+    A method that needs what was not given (an LLM endpoint, a model path) has status ``skipped`` and its
+    reason; one that failed ``failed``: neither raises. ``frame.attrs`` holds ``out_dir``, ``exit_code``
+    (as the command's), ``ranking_rule`` and ``judge``. A rerun with the same ``output`` reuses every
+    finished method.
+
+    >>> import cfaug  # doctest: +SKIP
+    >>> df = cfaug.compare("reviews.tsv", methods="auto-cad,coba,zero-shot", output="cmp", limit=100)  # doctest: +SKIP
+    """
+    from cfaug.compare import compare as run_compare
+
+    return run_compare(data, methods, output, **options)

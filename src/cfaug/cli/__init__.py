@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "cfaug.cli.prompt_search",
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",
+    "cfaug.cli.compare",
     "cfaug.cli.report",
     "cfaug.cli.review",
 )

@@ -119,8 +119,11 @@ def _describe(s: LabelledSet) -> dict[str, Any]:
 def run_downstream(conditions: Sequence[TrainCondition], dev: LabelledSet, tests: Sequence[LabelledSet],
                    classifier: str = "tfidf-svm", params: dict[str, Any] | None = None,
                    seeds: Sequence[int] = (0, 1, 2, 3, 4),
-                   log: Callable[[str], None] | None = None) -> DownstreamResult:
-    """Train ``classifier`` once per (condition, seed) and test it on every test set."""
+                   log: Callable[[str], None] | None = None,
+                   predictions: dict[str, dict[str, list[list[str]]]] | None = None) -> DownstreamResult:
+    """Train ``classifier`` once per (condition, seed) and test it on every test set. ``predictions``: a
+    dict that receives each model's predicted labels, ``predictions[condition][test][seed index]`` (one
+    label per test item, in the test set's order), for per-item analyses (paired tests, bootstrap)."""
     log = log or (lambda m: None)
     start = time.perf_counter()
     names = [t.name for t in tests]
@@ -138,7 +141,10 @@ def run_downstream(conditions: Sequence[TrainCondition], dev: LabelledSet, tests
             info = clf.fit(x, y, dev.inputs, dev.labels)
             chosen[cond.name].append({"seed": seed, **info})
             for t in tests:
-                acc[cond.name][t.name].append(accuracy(clf.predict(t.inputs), t.labels))
+                predicted = clf.predict(t.inputs)
+                acc[cond.name][t.name].append(accuracy(predicted, t.labels))
+                if predictions is not None:
+                    predictions.setdefault(cond.name, {}).setdefault(t.name, []).append([str(lab) for lab in predicted])
     return DownstreamResult(
         classifier=settings.get("classifier", classifier), classifier_settings=settings, seeds=list(seeds),
         conditions={c.name: {"rows": len(c.data()[1]), "parts": [_describe(p) for p in c.parts]} for c in conditions},
