@@ -290,3 +290,36 @@ def test_ranking_puts_finished_methods_first_by_flipped_coverage():
     ranked = rank(entries)
     assert [e["method"] for e in ranked] == ["c", "b", "a", "f", "s"]
     assert [e["rank"] for e in ranked] == [1, 2, 3, None, None]
+
+
+def test_counterfactuals_train_in_the_samples_order_whatever_order_the_run_finished_in(tmp_path, monkeypatch):
+    """A run directory lists items as they finished (engine workers vary that); the downstream classifier
+    gets each method's counterfactuals in the sample's order, so the same comparison trains the same model."""
+    from types import SimpleNamespace
+
+    from cfaug.compare import downstream as ds
+    from cfaug.data.records import Record
+    from cfaug.data.tasks import make_task
+    from cfaug.evaluate.downstream.harness import LabelledSet
+
+    task = make_task("sentiment")
+    sample = [Record(f"r{i}", {"text": f"text {i}"}, "positive" if i % 2 else "negative") for i in range(6)]
+    pairs = [SimpleNamespace(source_id=r.id, item_id=f"{r.id}#0", judge_input=f"rewrite of {r.id}",
+                             target="negative" if r.label == "positive" else "positive") for r in sample]
+    seen = {}
+
+    def fake_run_downstream(conditions, *args, **kwargs):
+        for c in conditions:
+            seen[c.name] = c.data()[0]
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(ds, "run_downstream", fake_run_downstream)
+    test = LabelledSet("test", ["a", "b"], ["positive", "negative"], "t", "in-domain", "sha")
+    dev = LabelledSet("dev", [], [], "held-out")
+    for order in (pairs, pairs[::-1], pairs[3:] + pairs[:3]):
+        with pytest.raises(RuntimeError, match="stop here"):
+            ds.run_compare_downstream(tmp_path, sample, tmp_path / "sample.jsonl", "s", task,
+                                      {"m": (list(order), "sha")}, [], [test], dev, "tfidf-svm", None, [0], 0,
+                                      lambda m: None)
+        (method_condition,) = [name for name in seen if name != ds.ORIGINALS]
+        assert seen[method_condition][len(sample):] == [f"rewrite of r{i}" for i in range(6)]

@@ -165,11 +165,15 @@ def run_compare_downstream(out_dir: Path, sample: Sequence[Record], sample_path:
     conditions = [TrainCondition(ORIGINALS, [originals])]
     added: dict[str, str] = {}  # condition -> method or reference name
     kinds: dict[str, str] = {ORIGINALS: "originals"}
+    # a run directory holds its items in the order they finished, which varies with the engine's workers:
+    # the training rows follow the sample's order instead, so the same run gives the same classifier
+    position = {r.id: n for n, r in enumerate(sample)}
     for m, (pairs, sha) in method_pairs.items():
         if not pairs:
             continue
         cond = condition_name(m)
-        conditions.append(TrainCondition(cond, [originals, pairs_set(m, pairs, m, sha)]))
+        ordered = sorted(pairs, key=lambda p: (position.get(p.source_id, len(position)), p.item_id or ""))
+        conditions.append(TrainCondition(cond, [originals, pairs_set(m, ordered, m, sha)]))
         added[cond], kinds[cond] = m, "method"
     for s in ref_sets:
         cond = condition_name(s.name)

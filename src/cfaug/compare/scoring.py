@@ -208,7 +208,7 @@ def score_methods(out_dir: Path, methods: dict[str, Path], task: Task, sample: S
             overlap = training_overlap([r.fields[task.edit_roles[0]] for r in sample], judge.seen)
             judge.info["originals_in_judge_training"] = round(overlap, 4)
             if overlap > 0:
-                log(f"warning: {overlap:.0%} of the sampled originals are in the judge's training data; a judge "
+                log(f"warning: {overlap:.1%} of the sampled originals are in the judge's training data; a judge "
                     "that memorised them biases the flip rate down (train it on other data)")
     judge_info = judge.info if judge is not None else {"kind": spec.kind, "note": "no judge: flip rate not measured"}
     result: dict[str, Any] = {}

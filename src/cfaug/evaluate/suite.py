@@ -285,7 +285,7 @@ def _load_models(pairset: PairSet, config: EvaluationConfig, log: Callable[[str]
             overlap = training_overlap([p.original for p in pairset.pairs], seen)
             m.judge_info["originals_in_judge_training"] = round(overlap, 4)
             if overlap > 0:
-                log(f"warning: {overlap:.0%} of the originals are in the judge's training data; a judge that "
+                log(f"warning: {overlap:.1%} of the originals are in the judge's training data; a judge that "
                     "memorised them biases the flip rate down (train it on other data)")
     if config.embedding:
         from cfaug.judges.similarity import SentenceEncoder
