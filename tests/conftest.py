@@ -48,19 +48,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 
 
-def _load_llm_server() -> ModuleType:
-    """tests/llm/server.py (the scripted loopback LLM server), loaded once by path whatever pytest's import
-    mode; test modules then import it as ``cfaug_tests_llm_server``."""
-    name = "cfaug_tests_llm_server"
+def _load_test_module(name: str, path: Path) -> ModuleType:
+    """A helper module of the tests, loaded once by path whatever pytest's import mode; test modules then
+    import it by ``name``."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "llm" / "server.py")
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
 
 
-llm_server_module = _load_llm_server()
+#: tests/llm/server.py, the scripted loopback LLM server
+llm_server_module = _load_test_module("cfaug_tests_llm_server", Path(__file__).parent / "llm" / "server.py")
+#: tests/headless_chromium.py, the browser of the HTML reports' tests
+chromium_module = _load_test_module("cfaug_tests_chromium", Path(__file__).parent / "headless_chromium.py")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory) -> str:
+    """The system's Chromium, or a skip saying why there is none that works headless here."""
+    problem = chromium_module.browser_problem(chromium_module.BROWSER, tmp_path_factory.mktemp("chromium-probe"))
+    if problem:
+        pytest.skip(problem)
+    return chromium_module.BROWSER
 
 
 @pytest.fixture

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from review_runs import SCRIPT, SCRIPT_ROW, real_run
 
+from cfaug_tests_chromium import BROWSER
+
 from cfaug.review.items import load_items
 from cfaug.run.decisions import ReviewStore
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 TOKEN = "browser-test-token-0123456789"
 WAIT_MS = 15_000
 
