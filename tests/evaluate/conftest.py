@@ -100,3 +100,22 @@ def make_run_dir():
 def make_row():
     """``make_row(source_id, original, new, orig_label, target, ...)`` -> a contract row."""
     return contract_row
+
+
+#: a tiny labelled file (1 positive, 0 negative) for a TF-IDF judge
+JUDGE_DATA = ("sentence,label\na good film,1\nfun and great,1\ni liked it,1\ngood good,1\na bad film,0\nboring,0\n"
+              "i hated it,0\nbad awful,0\n")
+
+
+@pytest.fixture
+def run_and_judge(tmp_path, make_run_dir, make_row):
+    """A run directory of four rows (the last failed its filters) and a small labelled file to train a judge on."""
+    run = make_run_dir(tmp_path / "run", [
+        make_row("1", "a good film", "a bad film", "positive", "negative"),
+        make_row("2", "i hated it", "i liked it", "negative", "positive"),
+        make_row("3", "boring", "boring indeed", "negative", "positive"),
+        make_row("4", "a good film", "a film", "positive", "negative", passed=False),
+    ])
+    judge = tmp_path / "judge.csv"
+    judge.write_text(JUDGE_DATA, encoding="utf-8")
+    return run, judge

@@ -14,8 +14,6 @@ from cfaug.evaluate.judgements import read_judgements
 from cfaug.evaluate.pairs import load_pairs
 from cfaug.run.decisions import Decision, ReviewStore
 
-JUDGE_DATA = ("sentence,label\na good film,1\nfun and great,1\ni liked it,1\ngood good,1\na bad film,0\nboring,0\n"
-              "i hated it,0\nbad awful,0\n")
 FAST = ["--ngram-reference", "none"]  # no n-gram model: seconds saved per run
 
 
@@ -90,19 +88,6 @@ def test_several_annotators_agreement_and_methods():
     text = "\n".join(summary_lines(f))
     assert "3 of 3 rows reviewed by 3 annotators" in text and "human flip rate 50.0%" in text
     assert "Krippendorff's alpha" in text
-
-
-@pytest.fixture
-def run_and_judge(tmp_path, make_run_dir, make_row):
-    run = make_run_dir(tmp_path / "run", [
-        make_row("1", "a good film", "a bad film", "positive", "negative"),
-        make_row("2", "i hated it", "i liked it", "negative", "positive"),
-        make_row("3", "boring", "boring indeed", "negative", "positive"),
-        make_row("4", "a good film", "a film", "positive", "negative", passed=False),
-    ])
-    judge = tmp_path / "judge.csv"
-    judge.write_text(JUDGE_DATA, encoding="utf-8")
-    return run, judge
 
 
 def test_no_decisions_no_figures(run_and_judge, capsys):

@@ -11,23 +11,6 @@ from cfaug.data.io import DataError
 from cfaug.evaluate.judgements import JUDGEMENTS_FILE, read_judgements, text_hash
 from cfaug.evaluate.pairs import load_pairs
 
-JUDGE_DATA = ("sentence,label\na good film,1\nfun and great,1\ni liked it,1\ngood good,1\na bad film,0\nboring,0\n"
-              "i hated it,0\nbad awful,0\n")
-
-
-@pytest.fixture
-def run_and_judge(tmp_path, make_run_dir, make_row):
-    run = make_run_dir(tmp_path / "run", [
-        make_row("1", "a good film", "a bad film", "positive", "negative"),
-        make_row("2", "i hated it", "i liked it", "negative", "positive"),
-        make_row("3", "boring", "boring indeed", "negative", "positive"),
-        make_row("4", "a good film", "a film", "positive", "negative", passed=False),
-    ])
-    judge = tmp_path / "judge.csv"
-    judge.write_text(JUDGE_DATA, encoding="utf-8")
-    return run, judge
-
-
 def test_pairs_from_a_run_directory_carry_their_item_id(run_and_judge, tmp_path):
     run, _ = run_and_judge
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
