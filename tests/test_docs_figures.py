@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def documents(root: Path) -> list[str]:
     """The checked documents, relative to the repository root."""
-    return ["README.md", *sorted(f"docs/{p.name}" for p in (root / "docs").glob("*.md")), "bench/README.md"]
+    return ["README.md", *sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*.md")),
+            "bench/README.md"]
 
 
 class NotFromResults(NamedTuple):
@@ -170,7 +171,7 @@ def script_results(root: Path) -> dict[str, set[str]]:
     return out
 
 
-_CITED_FILE = re.compile(r"(?<![\w/.])(?:\.\./)?(?:bench/)?([\w.]+\.md)\b")
+_CITED_FILE = re.compile(r"(?<![\w/.])(?:\.\./)*(?:bench/)?([\w.]+\.md)\b")
 _CITED_SCRIPT = re.compile(r"(?<![\w/.])bench/(\w+\.py)\b")
 _BARE_SCRIPT = re.compile(r"(?<![\w/.])`(\w+\.py)`")
 

@@ -56,6 +56,9 @@ def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
     assert f"report: {report}" in out
     steps = out[out.index("\nnext:\n"):]
     assert f"cfaug evaluate {tmp_path / 'demo' / 'counterfactuals.jsonl'}" in steps
+    # the input is copied beside the output, for the next commands
+    assert (tmp_path / "demo" / "reviews.tsv").read_bytes() == sample_path().read_bytes()
+    assert f"cfaug augment {tmp_path / 'demo' / 'reviews.tsv'} -o counterfactuals.jsonl" in steps
     assert f"cfaug report {tmp_path / 'demo' / 'run'}" in steps
     assert ("cfaug review serve" in steps) == (("review", "serve") in registered_commands())
     # examples: the most confident first, each with its confidence; no "1 edits"

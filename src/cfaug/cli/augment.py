@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "augment", help="make counterfactuals for a dataset",
         description="Rewrite each input row so its label flips (or becomes --target), with minimal "
-                    "edits. Writes one row per counterfactual (see README: output contract).",
+                    "edits. Writes one row per counterfactual (see docs/concepts.md: the output contract).",
         epilog=EPILOG)
     p.add_argument("input", help="CSV, TSV, JSONL, Parquet file or a datasets save_to_disk folder")
     p.add_argument("-o", "--output", help="output file (default: <input stem>.counterfactuals.jsonl)")

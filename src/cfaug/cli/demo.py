@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -16,7 +17,7 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run auto-cad on a packaged sample (offline)",
                        description="Make counterfactuals for 60 packaged IMDB reviews with the offline default "
-                                   "method, print a few of them (the most confident first, then spread over the "
+                                   "method (the reviews are copied to OUT/reviews.tsv), print a few of them (the most confident first, then spread over the "
                                    "method's own confidence), write the HTML report and say what to try next. "
                                    "Nothing is downloaded.")
     p.add_argument("--out", default="cfaug-demo", help="folder for the output, run directory and report "
@@ -99,7 +100,9 @@ def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[st
     paths it registers, e.g. ``("review", "serve")``; default: read from the parser)."""
     have = registered_commands() if commands is None else commands
     q = shlex.quote
-    steps = [(("evaluate",), f"cfaug evaluate {q(str(output))} --run-dir {q(str(run_dir))}",
+    steps = [(("augment",), f"cfaug augment {q(str(output.parent / 'reviews.tsv'))} -o counterfactuals.jsonl",
+              "the same on the demo's input (your own CSV, TSV, JSONL or Parquet file works the same way)"),
+             (("evaluate",), f"cfaug evaluate {q(str(output))} --run-dir {q(str(run_dir))}",
               "content similarity, edit rate, fluency, diversity; add --judge-train LABELLED_DATA for a flip rate by an "
               "independent judge (--run-dir keeps the metrics where the report finds them)"),
              (("report",), f"cfaug report {q(str(run_dir))} -o {q(str(report))}",
@@ -138,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     output = out / "counterfactuals.jsonl"
+    # the input beside its output: a file of the user's to try every other command on
+    shutil.copyfile(sample_path(), out / "reviews.tsv")
     print(f"input: {sample_path()} (60 reviews; see resources/demo/SOURCE.md)", file=sys.stderr)
     summary, rows = run_augment(sample_path(), "auto-cad", text_col="Text", label_col="Sentiment", id_col="id",
                                 run_dir=out / "run", output=output, seed=0)

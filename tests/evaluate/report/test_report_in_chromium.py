@@ -49,6 +49,28 @@ def test_report_renders_in_chromium(browser, tmp_path, make_run_dir, make_row):
     print(f"screenshot: {shot}")
 
 
+def test_report_of_a_real_run_renders_in_chromium(browser, tmp_path, sentiment_tsv, monkeypatch):
+    """The report of an auto-cad run on the packaged 40-row fixture: what the docs show (with
+    $CFAUG_TEST_ARTIFACTS set, its screenshot is kept as report-run.png; docs/images/report.png is one)."""
+    from cfaug.api import run_augment
+
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(tmp_path / "store"))
+    summary, rows = run_augment(sentiment_tsv, "auto-cad", seed=0, run_dir=tmp_path / "run",
+                                output=tmp_path / "cf.jsonl", progress=False)
+    assert rows
+    page = write_report(summary.run_dir)
+    shot = tmp_path / "report-run.png"
+    chromium([f"--screenshot={shot}", "--window-size=1280,1500", "--hide-scrollbars", page.resolve().as_uri()],
+             tmp_path / "profile-shot")
+    width, height, pixels = png_pixels(shot)
+    assert (width, height) == (1280, 1500)
+    assert count_color(pixels, INS_RGB) > 200 and count_color(pixels, DEL_RGB) > 200, "no highlighted edits shown"
+    keep = os.environ.get("CFAUG_TEST_ARTIFACTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "report-run.png")
+
+
 # --- when the browser cannot run here, the test skips and says why ------------------------------------------
 
 

@@ -112,8 +112,8 @@ class AutoCADConfig:
     noun_min_prior: float = param(0.0, "lexicon proposals for a noun (by the tagger) need at least this prior "
                                   "(word-embedding similarity to the noun, or the antonym table or mined pairs): "
                                   "e.g. 0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the "
-                                  "gem', 'the problem is' -> 'the classic is', at a cost downstream (see the "
-                                  "README); 0 = the general min_prior only", min=0.0)
+                                  "gem', 'the problem is' -> 'the classic is', at a cost downstream (see "
+                                  "docs/methods/auto-cad.md); 0 = the general min_prior only", min=0.0)
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")

@@ -1,6 +1,6 @@
 """auto-CAD: counterfactuals by removing (RM-CT) or replacing (REP-CT) causal terms.
 
-Recipe (see README, "auto-cad"):
+Recipe (see docs/methods/auto-cad.md):
 
 1. A classifier ``C`` (TF-IDF + logistic regression trained on the input, or a local HF classifier).
 2. Candidate causal terms: lexicon words of the label's polarity and negation phrases; importance by

@@ -1,0 +1,216 @@
+"""The code examples of README.md and docs/ run, so that an example cannot outlive the code it shows.
+
+Every fenced block is collected, document by document, in order:
+
+- ``python`` blocks run in one namespace per document; a block with ``>>>`` prompts runs as a doctest, so
+  the output it shows must be the output it gives.
+- ``bash`` / ``sh`` / ``console`` blocks: each ``cfaug ...`` command (continuation lines joined, ``$ `` and
+  trailing comments dropped, ``VAR=value`` prefixes set) runs through ``cfaug.cli.main`` and must exit 0.
+  Other programs (``pip``, ``python bench/...``, ``mkdocs``) are not run: installing and benchmarking are
+  what the rest of CI does. ``cfaug review serve`` is not run either: a server runs until it is stopped
+  (tests/review drives it).
+- Other languages (``text``, ``yaml``, ``json``...) are shown output or configuration, not run.
+
+A block that cannot run here says so on the line before its fence, with the reason:
+``<!-- docs-test: skip needs a GPU -->``. A skip without a reason fails.
+
+The documents run in a temporary folder that holds small packaged data under the names the examples use
+(:data:`FILES`); LLM examples reach a loopback server that stands in for ``http://localhost:8000/v1``.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "data" / "fixtures"
+
+#: file names the examples use -> the packaged data behind them
+FILES = {
+    "reviews.tsv": FIXTURES / "sentiment.tsv",
+    "labelled.tsv": FIXTURES / "sentiment.tsv",
+    "snli.tsv": FIXTURES / "nli.tsv",
+    "pairs.tsv": FIXTURES / "pairs.tsv",
+}
+
+#: the server the LLM examples name, replaced by the loopback server's address
+EXAMPLE_BASE_URL = "http://localhost:8000/v1"
+
+_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<lang>[\w+-]*)")
+_SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\b(?P<reason>.*?)-->\s*$")
+SHELLS = {"bash", "sh", "console", "shell"}
+
+
+@dataclass
+class Block:
+    doc: str
+    line: int
+    lang: str
+    code: str
+    skip: str | None  # the reason, when the block is marked not to run
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def blocks_of(path: Path, root: Path = ROOT) -> list[Block]:
+    """The fenced blocks of a markdown file (named relative to ``root``), with the skip mark on the line
+    before each."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, indent = m.group("fence"), len(m.group("indent"))
+        body, j = [], i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence):
+            body.append(lines[j][indent:] if lines[j][:indent].isspace() else lines[j].lstrip())
+            j += 1
+        prev = lines[i - 1] if i else ""
+        skip = _SKIP.match(prev)
+        out.append(Block(str(path.relative_to(root)), i + 1, m.group("lang").lower(), "\n".join(body),
+                         skip.group("reason").strip() if skip else None))
+        i = j + 1
+    return out
+
+
+def commands(code: str) -> list[str]:
+    """The shell commands of a block: continuations joined, prompts and comments dropped."""
+    joined = re.sub(r"\\\n\s*", " ", code)
+    out = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line.startswith("$ "):
+            line = line[2:]
+        if not line or line.startswith("#"):
+            continue
+        out.append(line)
+    return out
+
+
+def cfaug_argv(command: str) -> tuple[dict[str, str], list[str]] | None:
+    """``(environment, argv)`` of a ``cfaug`` command (``VAR=value`` prefixes split off), or None for another
+    program. A chain (``a && b``) is split by the caller."""
+    words = shlex.split(command, comments=True)
+    env = {}
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if not words or words[0] != "cfaug":
+        return None
+    return env, words[1:]
+
+
+def test_collector_reads_blocks_marks_and_commands(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_text("text\n\n```bash\n$ cfaug augment a.tsv \\\n    -o b.jsonl   # note\npip install x\n```\n\n"
+                   "<!-- docs-test: skip needs a GPU -->\n```python\nimport torch\n```\n\n"
+                   "- item\n\n    ```text\n    shown\n    ```\n", encoding="utf-8")
+    bash, py, text = blocks_of(doc, tmp_path)
+    assert (bash.lang, bash.skip, py.skip, text.lang, text.code) == ("bash", None, "needs a GPU", "text", "shown")
+    assert commands(bash.code) == ["cfaug augment a.tsv -o b.jsonl   # note", "pip install x"]
+    assert cfaug_argv(commands(bash.code)[0]) == ({}, ["augment", "a.tsv", "-o", "b.jsonl"])
+    assert cfaug_argv("OPENAI_API_KEY=x cfaug methods") == ({"OPENAI_API_KEY": "x"}, ["methods"])
+    assert cfaug_argv("pip install x") is None
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+def every_block() -> list[Block]:
+    return [b for doc in documents() for b in blocks_of(doc)]
+
+
+def test_every_skip_gives_a_reason():
+    unexplained = [f"{b.doc}:{b.line}" for b in every_block() if b.skip is not None and not b.skip]
+    assert not unexplained, f"skipped without a reason: {unexplained}"
+
+
+@pytest.fixture(scope="module")
+def shared_caches(tmp_path_factory) -> Path:
+    """One model store and vote cache for every document: a model trained on the same data for one page's
+    example is loaded by the next page's, as on a user's machine."""
+    return tmp_path_factory.mktemp("docs-caches")
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch, isolated_llm_cache, shared_caches):
+    for name, source in FILES.items():
+        shutil.copyfile(source, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CFAUG_MODEL_STORE", str(shared_caches / "model-store"))
+    monkeypatch.setenv("CFAUG_IMPORTANCE_CACHE", str(shared_caches / "importance-cache"))
+    return tmp_path
+
+
+def fake_rewrite(body: dict, prompt: str) -> str:
+    """A loopback answer for the LLM examples: a tagged rewrite that differs from any source."""
+    return "<revised>A different text, written by the stand-in server.</revised>"
+
+
+def run_shell_block(block: Block, base_url: str) -> list[str]:
+    """Runs the block's cfaug commands; returns those it ran."""
+    from cfaug.cli import main
+
+    ran = []
+    for command in commands(block.code):
+        for part in command.split("&&"):
+            parsed = cfaug_argv(part.replace(EXAMPLE_BASE_URL, base_url))
+            if parsed is None:
+                continue
+            env, argv = parsed
+            if argv[:2] == ["review", "serve"]:
+                continue
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                code = main(argv + (["--no-progress"] if argv and argv[0] == "augment" else []))
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            assert code == 0, f"{block.doc}:{block.line}: `{part.strip()}` exited {code}"
+            ran.append(part.strip())
+    return ran
+
+
+def run_python_block(block: Block, namespace: dict) -> None:
+    """Runs a python block in ``namespace``; one with ``>>>`` prompts as a doctest (ELLIPSIS and
+    NORMALIZE_WHITESPACE on), whose shown output must match."""
+    if ">>>" not in block.code:
+        exec(compile(block.code, f"{block.doc}:{block.line}", "exec"), namespace)
+        return
+    test = doctest.DocTestParser().get_doctest(block.code, namespace, f"{block.doc}:{block.line}",
+                                               block.doc, block.line)
+    said: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=said.append, clear_globs=False)
+    assert not runner.failures, "".join(said)
+
+
+@pytest.mark.parametrize("doc", [str(p.relative_to(ROOT)) for p in documents()])
+def test_examples_run(doc, workdir, fake_llm, capsys):
+    runnable = [b for b in blocks_of(ROOT / doc) if b.skip is None and (b.lang == "python" or b.lang in SHELLS)]
+    if not runnable:
+        pytest.skip(f"{doc} has no runnable example")
+    namespace: dict = {"__name__": "__docs__"}
+    with fake_llm.FakeLLM(default_reply=fake_rewrite) as server:
+        for block in runnable:
+            if block.lang == "python":
+                run_python_block(block, namespace)
+            else:
+                run_shell_block(block, server.base_url)
