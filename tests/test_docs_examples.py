@@ -88,7 +88,7 @@ def blocks_of(path: Path, root: Path = ROOT) -> list[Block]:
 
 def commands(code: str) -> list[str]:
     """The shell commands of a block: continuations joined, prompts and comments dropped."""
-    joined = re.sub(r"\\\n\s*", " ", code)
+    joined = re.sub(r"\s*\\\n\s*", " ", code)
     out = []
     for line in joined.splitlines():
         line = line.strip()
@@ -199,6 +199,7 @@ def run_python_block(block: Block, namespace: dict) -> None:
     said: list[str] = []
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test, out=said.append, clear_globs=False)
+    namespace.update(test.globs)  # names defined here are there for the page's next blocks, as in a session
     assert not runner.failures, "".join(said)
 
 

@@ -75,7 +75,8 @@ def test_cli_reference_covers_every_command_and_option():
 
 def test_cells_escape_html_and_pipes():
     assert render.cell("a <b>|c\n d") == "a &lt;b&gt;\\|c d"
-    assert render.code("x|y") == "`x\\|y`" and render.code("a`b") == "`` a`b ``"
+    assert render.cell("a spec such as {'@judges': 'tfidf.v1'}") == "a spec such as &#123;'@judges': 'tfidf.v1'&#125;"
+    assert render.code("x|y") == "`x|y`" and render.code("a`b") == "`` a`b ``"
 
 
 def test_results_section_is_read_from_the_file(tmp_path, monkeypatch):
@@ -91,6 +92,11 @@ def test_results_section_is_read_from_the_file(tmp_path, monkeypatch):
         render.results_section("bench/x.results.md", "Gone")
     with pytest.raises(render.DirectiveError, match="no results file"):
         render.results_section("bench/none.md", "Speed")
+
+
+def test_a_directive_keeps_the_blank_line_after_it():
+    out = render.expand("<!-- cfaug:presets auto-cad -->\n\n## Next\n")
+    assert out.endswith("\n\n## Next\n") and out.startswith("- **`--preset paper`**")
 
 
 def test_unknown_directive_is_an_error():

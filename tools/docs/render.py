@@ -33,7 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DIRECTIVE = re.compile(r"^<!--\s*cfaug:(?P<name>[\w-]+)(?P<args>[^>]*?)\s*-->\s*$", re.MULTILINE)
+DIRECTIVE = re.compile(r"^<!--\s*cfaug:(?P<name>[\w-]+)(?P<args>[^>]*?)\s*-->[ \t]*$", re.MULTILINE)
 
 
 class DirectiveError(ValueError):
@@ -45,13 +45,16 @@ class DirectiveError(ValueError):
 
 def cell(text: Any) -> str:
     """``text`` made safe inside a markdown table cell: HTML characters and pipes escaped, line breaks
-    joined (a help text's ``<INPUT>`` must show, not vanish as a tag)."""
-    return html.escape(" ".join(str(text).split()), quote=False).replace("|", "\\|")
+    joined (a help text's ``<INPUT>`` must show, not vanish as a tag), braces as entities (the site's
+    attribute lists would read a trailing ``{...}`` as attributes and drop it)."""
+    text = html.escape(" ".join(str(text).split()), quote=False)
+    return text.replace("|", "\\|").replace("{", "&#123;").replace("}", "&#125;")
 
 
 def code(text: Any) -> str:
-    """``text`` as inline code that survives a table cell (backticks inside are doubled around)."""
-    s = str(text).replace("|", "\\|")
+    """``text`` as inline code (backticks inside are doubled around). The site's tables do not split a
+    cell at a pipe inside code, so none is escaped there."""
+    s = str(text)
     return f"`` {s} ``" if "`" in s else f"`{s}`"
 
 
@@ -98,8 +101,9 @@ def presets_list(method: str) -> str:
     out = []
     for name, preset in cls.presets.items():
         values = ", ".join(code(f"{k}={v!r}") for k, v in preset.params.items())
+        sets = f" Sets {values}." if values else " Sets no parameter: the defaults are already the paper's."
         needs = f" Needs: {', '.join(code(n) for n in preset.needs)}." if preset.needs else ""
-        out.append(f"- **`--preset {name}`**: {cell(preset.description)}. Sets {values}.{needs}")
+        out.append(f"- **`--preset {name}`**: {cell(preset.description).rstrip('.')}.{sets}{needs}")
     return "\n".join(out)
 
 

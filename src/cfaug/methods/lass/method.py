@@ -118,7 +118,7 @@ class LASS(Method):
     resources = Resources(cpus=1.0, gpus=0.25, memory_mb=1500)
     default_batch_size = 128
     presets = {"paper": Preset(
-        "Zhou et al.'s setup: Dis-AE from the pairs alone, beam 4, at most 70 tokens, weights annealed to 5/1/1, "
+        "Zhang et al.'s setup: Dis-AE from the pairs alone, beam 4, at most 70 tokens, weights annealed to 5/1/1, "
         "Adam 5e-4; only reproductions below the perplexity threshold and judged as the target kept",
         params={"pretrain_epochs": 0, "beam": 4, "temperature": 0.0, "max_tokens": 70, "lr": 5e-4,
                 "require_flip": True, "require_fluent": True},

@@ -41,7 +41,7 @@ class LassPairs(StrategyMethod):
     supported_tasks = ("sentiment",)
     strategy = "lass-pairs"
     main_prompt = "lass-pairs"
-    presets = {"paper": Preset("Zhou et al.'s pair stage: their instruction, 5 CAD-IMDB demonstrations, temperature "
+    presets = {"paper": Preset("Zhang et al.'s pair stage: their instruction, 5 CAD-IMDB demonstrations, temperature "
                                "0.2 (the defaults)")}
 
     def default_demos(self, task: Task) -> tuple[list[Demo], str]:
