@@ -9,7 +9,8 @@ Every fenced block is collected, document by document, in order:
   Other programs (``pip``, ``python bench/...``, ``mkdocs``) are not run: installing and benchmarking are
   what the rest of CI does. ``cfaug review serve`` is not run either: a server runs until it is stopped
   (tests/review drives it).
-- Other languages (``text``, ``yaml``, ``json``...) are shown output or configuration, not run.
+- Other languages (``text``, ``yaml``, ``json``...) are shown output or configuration, not run. Every block
+  names its language, so that none escapes by being untagged.
 
 A block that cannot run here says so on the line before its fence, with the reason:
 ``<!-- docs-test: skip needs a GPU -->``. A skip without a reason fails.
@@ -76,7 +77,7 @@ def blocks_of(path: Path, root: Path = ROOT) -> list[Block]:
         fence, indent = m.group("fence"), len(m.group("indent"))
         body, j = [], i + 1
         while j < len(lines) and not lines[j].strip().startswith(fence):
-            body.append(lines[j][indent:] if lines[j][:indent].isspace() else lines[j].lstrip())
+            body.append(lines[j][indent:] if not indent or lines[j][:indent].isspace() else lines[j].lstrip())
             j += 1
         prev = lines[i - 1] if i else ""
         skip = _SKIP.match(prev)
@@ -116,11 +117,12 @@ def cfaug_argv(command: str) -> tuple[dict[str, str], list[str]] | None:
 def test_collector_reads_blocks_marks_and_commands(tmp_path):
     doc = tmp_path / "d.md"
     doc.write_text("text\n\n```bash\n$ cfaug augment a.tsv \\\n    -o b.jsonl   # note\npip install x\n```\n\n"
-                   "<!-- docs-test: skip needs a GPU -->\n```python\nimport torch\n```\n\n"
+                   "<!-- docs-test: skip needs a GPU -->\n```python\nfor x in y:\n    print(x)\n```\n\n"
                    "- item\n\n    ```text\n    shown\n    ```\n", encoding="utf-8")
     bash, py, text = blocks_of(doc, tmp_path)
     assert (bash.lang, bash.skip, py.skip, text.lang, text.code) == ("bash", None, "needs a GPU", "text", "shown")
     assert commands(bash.code) == ["cfaug augment a.tsv -o b.jsonl   # note", "pip install x"]
+    assert py.code == "for x in y:\n    print(x)"  # a body keeps its indentation
     assert cfaug_argv(commands(bash.code)[0]) == ({}, ["augment", "a.tsv", "-o", "b.jsonl"])
     assert cfaug_argv("OPENAI_API_KEY=x cfaug methods") == ({"OPENAI_API_KEY": "x"}, ["methods"])
     assert cfaug_argv("pip install x") is None
@@ -131,6 +133,12 @@ def test_collector_reads_blocks_marks_and_commands(tmp_path):
 
 def every_block() -> list[Block]:
     return [b for doc in documents() for b in blocks_of(doc)]
+
+
+def test_every_block_names_its_language():
+    """An untagged block would escape this test (a command in it never runs): ``text`` for shown output."""
+    untagged = [f"{b.doc}:{b.line}" for b in every_block() if not b.lang]
+    assert not untagged, f"fenced blocks without a language: {untagged}"
 
 
 def test_every_skip_gives_a_reason():
@@ -203,15 +211,24 @@ def run_python_block(block: Block, namespace: dict) -> None:
     assert not runner.failures, "".join(said)
 
 
-@pytest.mark.parametrize("doc", [str(p.relative_to(ROOT)) for p in documents()])
+def runnable(path: Path) -> list[Block]:
+    return [b for b in blocks_of(path) if b.skip is None and (b.lang == "python" or b.lang in SHELLS)]
+
+
+@pytest.mark.parametrize("doc", [str(p.relative_to(ROOT)) for p in documents() if runnable(p)])
 def test_examples_run(doc, workdir, fake_llm, capsys):
-    runnable = [b for b in blocks_of(ROOT / doc) if b.skip is None and (b.lang == "python" or b.lang in SHELLS)]
-    if not runnable:
-        pytest.skip(f"{doc} has no runnable example")
     namespace: dict = {"__name__": "__docs__"}
     with fake_llm.FakeLLM(default_reply=fake_rewrite) as server:
-        for block in runnable:
+        for block in runnable(ROOT / doc):
             if block.lang == "python":
                 run_python_block(block, namespace)
             else:
                 run_shell_block(block, server.base_url)
+
+
+def test_the_guide_runs_its_main_examples():
+    """The pages a newcomer starts from keep runnable examples (a page whose every block is skipped would
+    pass the test above by running nothing)."""
+    for doc in ("README.md", "docs/getting-started.md", "docs/concepts.md", "docs/methods/auto-cad.md",
+                "docs/methods/coba.md", "docs/methods/compare-generate.md", "docs/evaluation.md"):
+        assert runnable(ROOT / doc), doc
