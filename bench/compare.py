@@ -16,6 +16,11 @@ comparison folders stay in ``bench/_work/compare/``.
 
     python bench/compare.py                 # both
     python bench/compare.py --only test100  # one of them
+    python bench/compare.py --screenshot docs/images/compare.png   # the docs' picture, after a run
+
+``--screenshot PNG`` runs nothing: it photographs the report of the last dev comparison
+(``bench/_work/compare/dev/report.html``, whose figures are section 2 of the results file) in headless
+Chromium, the system's ``chromium``.
 """
 
 from __future__ import annotations
@@ -52,7 +57,10 @@ def main() -> int:
     p.add_argument("--work", default=str(REPO / "bench" / "_work" / "compare"), help="scratch folder")
     p.add_argument("--out", default=str(REPO / "bench" / "compare.results.md"))
     p.add_argument("--only", choices=("test100", "dev"))
+    p.add_argument("--screenshot", metavar="PNG", help="photograph the last dev comparison's report; run nothing")
     args = p.parse_args()
+    if args.screenshot:
+        return screenshot(Path(args.work) / "dev" / "report.html", Path(args.screenshot))
     cad = Path(args.data) / "cad-imdb"
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -105,6 +113,25 @@ def main() -> int:
             "split; no compared review is in it). How to read the tables: docs/compare.md.", ""]
     Path(args.out).write_text("\n".join(head + sections), encoding="utf-8")
     print(Path(args.out).read_text(encoding="utf-8"))
+    return 0
+
+
+def screenshot(page: Path, png: Path, width: int = 1280, height: int = 2000) -> int:
+    """The top of ``page`` (ranking, chart, downstream) as a PNG, taken by headless Chromium."""
+    if not page.is_file():
+        print(f"no report at {page}: run python bench/compare.py --only dev first", file=sys.stderr)
+        return 2
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("no chromium on PATH", file=sys.stderr)
+        return 2
+    png.parent.mkdir(parents=True, exist_ok=True)
+    profile = page.parent / ".chromium-profile"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+                    f"--screenshot={png.resolve()}", f"--window-size={width},{height}", "--hide-scrollbars",
+                    page.resolve().as_uri()], check=True, capture_output=True, timeout=120)
+    shutil.rmtree(profile, ignore_errors=True)
+    print(f"screenshot: {png}")
     return 0
 
 

@@ -138,10 +138,10 @@ def test_next_steps_name_only_registered_commands():
     have = {("report",), ("evaluate",)}
     text = "\n".join(next_steps(out, run_dir, report, have))
     assert "cfaug evaluate d/counterfactuals.jsonl --run-dir d/run" in text
-    assert "cfaug report d/run -o d/report.html" in text and "review" not in text
+    assert "cfaug report d/run -o d/report.html" in text and "cfaug review" not in text
     with_review = have | {("review",), ("review", "serve")}
     assert "cfaug review serve d/run" in "\n".join(next_steps(out, run_dir, report, with_review))
-    assert "review" not in "\n".join(next_steps(out, run_dir, report, have | {("review",)}))  # no 'serve' there
+    assert "cfaug review" not in "\n".join(next_steps(out, run_dir, report, have | {("review",)}))  # no 'serve' there
     assert next_steps(out, Path("my runs/run"), report, have)[3].startswith("  cfaug report 'my runs/run'")
 
 
@@ -156,7 +156,7 @@ def test_registered_commands_follow_the_command_modules(monkeypatch):
     monkeypatch.setattr(cfaug.cli, "COMMAND_MODULES", tuple(m for m in cfaug.cli.COMMAND_MODULES
                                                             if not m.endswith(".review")))
     assert ("review", "serve") not in registered_commands()
-    assert "review" not in "\n".join(next_steps(Path("o.jsonl"), Path("run"), Path("report.html")))
+    assert "cfaug review" not in "\n".join(next_steps(Path("o.jsonl"), Path("run"), Path("report.html")))
 
 
 def test_html_line_breaks_read_as_spaces_in_the_terminal():
