@@ -92,9 +92,7 @@ def commands(code: str) -> list[str]:
     joined = re.sub(r"\s*\\\n\s*", " ", code)
     out = []
     for line in joined.splitlines():
-        line = line.strip()
-        if line.startswith("$ "):
-            line = line[2:]
+        line = line.strip().removeprefix("$ ")
         if not line or line.startswith("#"):
             continue
         out.append(line)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import render  # noqa: E402
-from mkdocs.structure.files import File, Files, InclusionLevel  # noqa: E402
+import render
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 
 def on_files(files: Files, config, **kwargs) -> Files:

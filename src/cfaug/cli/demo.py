@@ -17,9 +17,9 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run auto-cad on a packaged sample (offline)",
                        description="Make counterfactuals for 60 packaged IMDB reviews with the offline default "
-                                   "method (the reviews are copied to OUT/reviews.tsv), print a few of them (the most confident first, then spread over the "
-                                   "method's own confidence), write the HTML report and say what to try next. "
-                                   "Nothing is downloaded.")
+                                   "method (the reviews are copied to OUT/reviews.tsv), print a few of them (the most "
+                                   "confident first, then spread over the method's own confidence), write the HTML "
+                                   "report and say what to try next. Nothing is downloaded.")
     p.add_argument("--out", default="cfaug-demo", help="folder for the output, run directory and report "
                                                        "(default: cfaug-demo)")
     p.add_argument("--examples", type=int, default=3, help="how many examples to print (default 3)")
