@@ -10,7 +10,9 @@ Every fenced block is collected, document by document, in order:
   what the rest of CI does. ``cfaug review serve`` is not run either: a server runs until it is stopped
   (tests/review drives it).
 - Other languages (``text``, ``yaml``, ``json``...) are shown output or configuration, not run. Every block
-  names its language, so that none escapes by being untagged.
+  names its language, so that none escapes by being untagged. A ``text`` block marked
+  ``<!-- docs-test: output -->`` on the line before its fence shows what the block before it prints: each
+  of its lines must be a line that block printed (a line ending in ``...`` matches by its beginning).
 
 A block that cannot run here says so on the line before its fence, with the reason:
 ``<!-- docs-test: skip needs a GPU -->``. A skip without a reason fails.
@@ -47,6 +49,7 @@ EXAMPLE_BASE_URL = "http://localhost:8000/v1"
 
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<lang>[\w+-]*)")
 _SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\b(?P<reason>.*?)-->\s*$")
+_OUTPUT = re.compile(r"^\s*<!--\s*docs-test:\s*output\s*-->\s*$")
 SHELLS = {"bash", "sh", "console", "shell"}
 
 
@@ -57,6 +60,7 @@ class Block:
     lang: str
     code: str
     skip: str | None  # the reason, when the block is marked not to run
+    output: bool = False  # a text block marked as the output of the shell block before it
 
 
 def documents() -> list[Path]:
@@ -82,7 +86,7 @@ def blocks_of(path: Path, root: Path = ROOT) -> list[Block]:
         prev = lines[i - 1] if i else ""
         skip = _SKIP.match(prev)
         out.append(Block(str(path.relative_to(root)), i + 1, m.group("lang").lower(), "\n".join(body),
-                         skip.group("reason").strip() if skip else None))
+                         skip.group("reason").strip() if skip else None, bool(_OUTPUT.match(prev))))
         i = j + 1
     return out
 
@@ -209,19 +213,54 @@ def run_python_block(block: Block, namespace: dict) -> None:
     assert not runner.failures, "".join(said)
 
 
+def check_shown_output(block: Block, printed: str) -> None:
+    """Every line of a block marked ``<!-- docs-test: output -->`` must be a line the shell block before it
+    printed (stdout or stderr, runs of spaces as one); a line ending in ``...`` matches any line that starts
+    with what comes before (for times and sizes that differ from run to run)."""
+
+    def norm(line: str) -> str:
+        return " ".join(line.split())
+
+    said = [norm(line) for line in printed.splitlines()]
+    for line in block.code.splitlines():
+        want = norm(line)
+        if not want:
+            continue
+        if want.endswith("..."):
+            ok = any(have.startswith(want[:-3].rstrip()) for have in said)
+        else:
+            ok = want in said
+        assert ok, f"{block.doc}:{block.line}: the shown output line {line.strip()!r} is not what the command printed"
+
+
 def runnable(path: Path) -> list[Block]:
-    return [b for b in blocks_of(path) if b.skip is None and (b.lang == "python" or b.lang in SHELLS)]
+    return [b for b in blocks_of(path)
+            if b.skip is None and (b.lang == "python" or b.lang in SHELLS or b.output)]
 
 
 @pytest.mark.parametrize("doc", [str(p.relative_to(ROOT)) for p in documents() if runnable(p)])
 def test_examples_run(doc, workdir, fake_llm, capsys):
     namespace: dict = {"__name__": "__docs__"}
+    printed = ""
     with fake_llm.FakeLLM(default_reply=fake_rewrite) as server:
         for block in runnable(ROOT / doc):
+            if block.output:
+                check_shown_output(block, printed)
+                continue
+            capsys.readouterr()
             if block.lang == "python":
                 run_python_block(block, namespace)
             else:
                 run_shell_block(block, server.base_url)
+            captured = capsys.readouterr()
+            printed = captured.out + captured.err
+
+
+def test_shown_output_is_compared_line_by_line():
+    block = Block("d.md", 1, "text", "rows read   40\ntime   ...\n", None, True)
+    check_shown_output(block, "x\nrows read              40\ntime                   7.8 s (peak 500 MB)\n")
+    with pytest.raises(AssertionError, match="rows read 41"):
+        check_shown_output(Block("d.md", 1, "text", "rows read 41", None, True), "rows read 40")
 
 
 def test_the_guide_runs_its_main_examples():
