@@ -197,7 +197,8 @@ _SETTING = re.compile(r"[\w.-]+=\S+")
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}")
 #: a decimal figure, or a whole number directly followed by a percent sign; not part of a longer token
 _FIGURE = re.compile(r"(?<![\w.,/])[-+\u2212]?(\d+\.\d+%?|\d+%)(?![\w]|\.\d)")
-_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?%?")
+#: a number of a results file; one glued to the letters before it is part of a name ("glibc2.36", "x86_64")
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:,\d{3})*(?:\.\d+)?%?")
 
 
 def masked(text: str) -> str:
@@ -373,6 +374,8 @@ def test_matching_rules():
     table = ("| data | in-domain | sst2 (out-of-domain, 10) | yelp (out-of-domain, 10) | amazon (out-of-domain, 10) |\n"
              "|---|---|---|---|---|\n| original | 85.7 | 71.9 | 84.2 | 62.1 |\n")
     assert found("72.7", numbers_in(table)) and not found("72.8", numbers_in(table))
+    machine = numbers_in("Machine: Linux-6.18.44-x86_64-with-glibc2.36, 2 CPU cores, Python 3.11.7")
+    assert not found("2.4", machine) and not found("2.36", machine)  # a name's digits are no figure
     text = ("mean 72.6 (`-p min_target_prob=0.9`, min_moverscore=0.55, [x](bench/a.results.md)), 99.8%, "
             "Python 3.11.7, 2e-5, v1.2x, 1,707 reviews, a 4-star film, 10% of 200")
     assert [f for _, _, f in figures(text)] == ["72.6", "99.8%", "10%"]
