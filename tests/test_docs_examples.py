@@ -15,7 +15,8 @@ Every fenced block is collected, document by document, in order:
   of its lines must be a line that block printed (a line ending in ``...`` matches by its beginning).
 
 A block that cannot run here says so on the line before its fence, with the reason:
-``<!-- docs-test: skip needs a GPU -->``. A skip without a reason fails.
+``<!-- docs-test: skip needs a GPU -->``. A skip without a reason fails, and a skipped block's ``cfaug``
+commands must still parse (command, flags, and the method's ``-p`` parameter names).
 
 The documents run in a temporary folder that holds small packaged data under the names the examples use
 (:data:`FILES`); LLM examples reach a loopback server that stands in for ``http://localhost:8000/v1``.
@@ -261,6 +262,44 @@ def test_shown_output_is_compared_line_by_line():
     check_shown_output(block, "x\nrows read              40\ntime                   7.8 s (peak 500 MB)\n")
     with pytest.raises(AssertionError, match="rows read 41"):
         check_shown_output(Block("d.md", 1, "text", "rows read 41", None, True), "rows read 40")
+
+
+def skipped_commands() -> list[tuple[Block, list[str]]]:
+    """The ``cfaug`` commands of every skipped shell block, as argument lists."""
+    out = []
+    for block in every_block():
+        if block.skip is None or block.lang not in SHELLS:
+            continue
+        for command in commands(block.code):
+            for part in command.split("&&"):
+                parsed = cfaug_argv(part)
+                if parsed is not None:
+                    out.append((block, parsed[1]))
+    return out
+
+
+def test_commands_that_do_not_run_here_still_parse():
+    """A command shown but not run (it needs a real LLM, a GPU, data) must still be one cfaug accepts: its
+    command and flags parse, and each ``-p KEY=VALUE`` of augment or train names a parameter of its method."""
+    import dataclasses
+
+    from cfaug.cli import build_parser
+    from cfaug.methods import METHODS
+
+    parser = build_parser()
+    found = skipped_commands()
+    assert len(found) > 20  # the check sees the shown commands
+    for block, argv in found:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"{block.doc}:{block.line}: `cfaug {' '.join(argv)}` does not parse", pytrace=False)
+        if args.command in ("augment", "train"):
+            method = getattr(args, "method", None) or "auto-cad"
+            fields = {f.name for f in dataclasses.fields(METHODS.get(method).Config)}
+            for pair in getattr(args, "param", []) or []:
+                key = pair.split("=", 1)[0]
+                assert key in fields, f"{block.doc}:{block.line}: {method} has no parameter {key!r}"
 
 
 def test_the_guide_runs_its_main_examples():
