@@ -302,6 +302,16 @@ def test_commands_that_do_not_run_here_still_parse():
                 assert key in fields, f"{block.doc}:{block.line}: {method} has no parameter {key!r}"
 
 
+def test_the_scripts_the_docs_name_exist():
+    """``python bench/x.py`` and ``tools/...py`` named anywhere in the docs are files of the repository (a
+    name in capitals, ``bench/SCRIPT.py``, is a placeholder)."""
+    named = {m for doc in documents() for m in re.findall(r"\b((?:bench|tools)/[\w/]+\.py)\b",
+                                                          doc.read_text(encoding="utf-8"))}
+    assert len(named) > 10
+    missing = sorted(n for n in named if not (ROOT / n).is_file() and not re.search(r"/[A-Z_]+\.py$", n))
+    assert not missing, f"scripts named in the docs that do not exist: {missing}"
+
+
 def test_the_guide_runs_its_main_examples():
     """The pages a newcomer starts from keep runnable examples (a page whose every block is skipped would
     pass the test above by running nothing)."""
