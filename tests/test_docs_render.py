@@ -58,13 +58,13 @@ def test_methods_table_has_a_row_per_method():
 
 
 def test_cli_reference_covers_every_command_and_option():
-    from cfaug.cli import build_parser
+    from cfaug.cli import build_parser, command_parsers
     from cfaug.cli.demo import registered_commands
 
     text = render.cli_reference()
     for path in registered_commands():
         assert f"## `cfaug {' '.join(path)}`" in text, path
-    augment = dict(render.subcommands(build_parser()))["augment"]
+    augment = dict(command_parsers(build_parser()))[("augment",)]
     for action in augment._actions:
         for flag in action.option_strings:
             if flag not in ("-h", "--help"):

@@ -122,14 +122,6 @@ def methods_table() -> str:
 # --------------------------------------------------------------------------------------------- CLI
 
 
-def subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
-    """The parser's subcommands in the order they were added, with their parsers."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return list(action.choices.items())
-    return []
-
-
 def option_rows(parser: argparse.ArgumentParser) -> list[str]:
     """One table row per argument of ``parser`` (positional first, then options; help itself left out)."""
     rows = []
@@ -159,25 +151,17 @@ def usage(parser: argparse.ArgumentParser) -> str:
 def cli_reference(parser: argparse.ArgumentParser | None = None) -> str:
     """Every command of ``cfaug`` (and of commands with subcommands, such as ``review``), each with its usage,
     description and a table of its arguments, read from the parser definitions."""
-    if parser is None:
-        from cfaug.cli import build_parser
+    from cfaug.cli import build_parser, command_parsers
 
-        parser = build_parser()
     out: list[str] = []
-
-    def walk(p: argparse.ArgumentParser, path: list[str]) -> None:
-        for name, child in subcommands(p):
-            full = path + [name]
-            out.append(f"## `cfaug {' '.join(full)}`\n")
-            if child.description:
-                out.append(cell(child.description) + "\n")
-            out.append("```text\n" + " ".join(usage(child).split()) + "\n```\n")
-            rows = option_rows(child)
-            if rows:
-                out.append("| argument | what it does |\n|---|---|\n" + "\n".join(rows) + "\n")
-            walk(child, full)
-
-    walk(parser, [])
+    for path, child in command_parsers(parser or build_parser()):
+        out.append(f"## `cfaug {' '.join(path)}`\n")
+        if child.description:
+            out.append(cell(child.description) + "\n")
+        out.append("```text\n" + " ".join(usage(child).split()) + "\n```\n")
+        rows = option_rows(child)
+        if rows:
+            out.append("| argument | what it does |\n|---|---|\n" + "\n".join(rows) + "\n")
     return "\n".join(out).rstrip() + "\n"
 
 

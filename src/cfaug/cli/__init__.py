@@ -38,6 +38,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parsers(parser: argparse.ArgumentParser,
+                    prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command under ``parser`` as ``(path, its parser)``, depth first in the order they were added:
+    ``("augment",)``, ..., ``("review",)``, ``("review", "serve")``, ..."""
+    out: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                out.append((prefix + (name,), child))
+                out += command_parsers(child, prefix + (name,))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -119,19 +119,9 @@ def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[st
 def registered_commands() -> set[tuple[str, ...]]:
     """Every command path ``cfaug`` registers: ``("report",)``, and for a command with its own subcommands
     also ``("review", "serve")``."""
-    from cfaug.cli import build_parser
+    from cfaug.cli import build_parser, command_parsers
 
-    found: set[tuple[str, ...]] = set()
-
-    def walk(parser: argparse.ArgumentParser, prefix: tuple[str, ...]) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, child in action.choices.items():
-                    found.add(prefix + (name,))
-                    walk(child, prefix + (name,))
-
-    walk(build_parser(), ())
-    return found
+    return {path for path, _ in command_parsers(build_parser())}
 
 
 def run(args: argparse.Namespace) -> int:
