@@ -1,9 +1,11 @@
 """Headless Chromium for the browser tests of the HTML reports: finding the system's browser, why it cannot
-run here (the reason a test is skipped with), running it on a page, and reading the pixels of its screenshots.
+run here (the reason a test is skipped with), running it on a page, reading the pixels of its screenshots, and
+keeping them in $CFAUG_TEST_ARTIFACTS.
 Loaded by tests/conftest.py as ``cfaug_tests_chromium``; its ``browser`` fixture skips with the reason."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -77,3 +79,14 @@ def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
 def count_color(rows: list[bytes], rgb: tuple[int, int, int]) -> int:
     needle = bytes(rgb)
     return sum(sum(1 for j in range(0, len(r), 3) if r[j: j + 3] == needle) for r in rows)
+
+
+def keep_artifacts(files: dict[str, Path]) -> None:
+    """Copies each file to ``$CFAUG_TEST_ARTIFACTS/NAME`` (``files``: name -> path) when that variable is
+    set, so that a browser test's screenshots and pages outlive its temporary folder."""
+    keep = os.environ.get("CFAUG_TEST_ARTIFACTS")
+    if not keep:
+        return
+    Path(keep).mkdir(parents=True, exist_ok=True)
+    for name, path in files.items():
+        shutil.copy(path, Path(keep) / name)

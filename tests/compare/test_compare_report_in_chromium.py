@@ -8,12 +8,9 @@ so two files of one name cannot be collected together.)
 Chromium is a system package, not a PyPI one: where it is missing (no root or no apt-get to install it) or
 cannot start headless, the browser test is skipped with the reason (``pytest -rs`` lists it)."""
 
-import os
 import re
-import shutil
-from pathlib import Path
 
-from cfaug_tests_chromium import chromium, count_color, png_pixels
+from cfaug_tests_chromium import chromium, count_color, keep_artifacts, png_pixels
 from report_fixture import make_compare_dir
 
 from cfaug.compare.report import write_report
@@ -46,9 +43,5 @@ def test_compare_report_renders_in_chromium(browser, tmp_path):
     assert count_color(pixels, INS_RGB) > 50, "no highlighted insertion visible in the screenshot"
     assert count_color(pixels, FIRST_RGB) > 500, "no point or bar of the first method visible in the screenshot"
     assert count_color(pixels, REFERENCE_RGB) > 300, "no reference bar visible in the screenshot"
-    keep = os.environ.get("CFAUG_TEST_ARTIFACTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "compare.png")
-        shutil.copy(page, Path(keep) / "compare.html")
+    keep_artifacts({"compare.png": shot, "compare.html": page})
     print(f"screenshot: {shot}")

@@ -10,7 +10,6 @@ package is missing, or Chromium cannot start headless here, the tests are skippe
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 from review_runs import SCRIPT, SCRIPT_ROW, real_run
 
-from cfaug_tests_chromium import BROWSER
+from cfaug_tests_chromium import BROWSER, keep_artifacts
 
 from cfaug.review.items import load_items
 from cfaug.run.decisions import ReviewStore
@@ -146,10 +145,7 @@ def shown(page, item: str) -> None:
 
 def screenshot(page, tmp_path: Path, name: str) -> None:
     page.screenshot(path=str(tmp_path / name), full_page=True)
-    if os.environ.get("CFAUG_TEST_ARTIFACTS"):
-        dst = Path(os.environ["CFAUG_TEST_ARTIFACTS"])
-        dst.mkdir(parents=True, exist_ok=True)
-        shutil.copy(tmp_path / name, dst / name)
+    keep_artifacts({name: tmp_path / name})
 
 
 def test_keyboard_accept_reject_edit_undo_and_reload(chromium, server, tmp_path):

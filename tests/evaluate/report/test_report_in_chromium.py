@@ -5,12 +5,10 @@ output (the test's tmp_path, and $CFAUG_TEST_ARTIFACTS when set).
 Chromium is a system package, not a PyPI one: where it is missing (no root or no apt-get to install it) or
 cannot start headless, the browser test is skipped with the reason (``pytest -rs`` lists it)."""
 
-import os
 import re
-import shutil
 from pathlib import Path
 
-from cfaug_tests_chromium import browser_problem, chromium, count_color, png_pixels
+from cfaug_tests_chromium import browser_problem, chromium, count_color, keep_artifacts, png_pixels
 
 from cfaug.evaluate.report.html_report import write_report
 
@@ -41,11 +39,7 @@ def test_report_renders_in_chromium(browser, tmp_path, make_run_dir, make_row):
     assert (width, height) == (1280, 2600)
     assert count_color(pixels, INS_RGB) > 50, "no highlighted insertion visible in the screenshot"
     assert count_color(pixels, DEL_RGB) > 50, "no highlighted deletion visible in the screenshot"
-    keep = os.environ.get("CFAUG_TEST_ARTIFACTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report.png")
-        shutil.copy(page, Path(keep) / "report.html")
+    keep_artifacts({"report.png": shot, "report.html": page})
     print(f"screenshot: {shot}")
 
 
@@ -65,10 +59,7 @@ def test_report_of_a_real_run_renders_in_chromium(browser, tmp_path, sentiment_t
     width, height, pixels = png_pixels(shot)
     assert (width, height) == (1280, 1500)
     assert count_color(pixels, INS_RGB) > 200 and count_color(pixels, DEL_RGB) > 200, "no highlighted edits shown"
-    keep = os.environ.get("CFAUG_TEST_ARTIFACTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report-run.png")
+    keep_artifacts({"report-run.png": shot})
 
 
 # --- when the browser cannot run here, the test skips and says why ------------------------------------------
