@@ -25,7 +25,6 @@ The documents run in a temporary folder that holds small packaged data under the
 from __future__ import annotations
 
 import doctest
-import os
 import re
 import shlex
 import shutil
@@ -184,16 +183,10 @@ def run_shell_block(block: Block, base_url: str) -> list[str]:
             env, argv = parsed
             if argv[:2] == ["review", "serve"]:
                 continue
-            saved = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
+            with pytest.MonkeyPatch.context() as mp:  # a VAR=value prefix holds for its command only
+                for key, value in env.items():
+                    mp.setenv(key, value)
                 code = main(argv + (["--no-progress"] if argv and argv[0] == "augment" else []))
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
             assert code == 0, f"{block.doc}:{block.line}: `{part.strip()}` exited {code}"
             ran.append(part.strip())
     return ran
