@@ -106,3 +106,19 @@ def test_a_run_that_stopped_early_says_so_in_its_summary(tmp_path, isolated_llm_
     assert rows == [] and summary.complete is False and summary.items_not_done == 1
     assert summary.stop_reason.startswith("LLMUnavailable") and summary.items_failed == 0
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["complete"] is False
+
+
+def test_the_api_never_writes_over_its_inputs(sentiment_tsv, tmp_path):
+    """run_augment, train and compare refuse an output that is one of their inputs, before any work."""
+    from cfaug.run.outputs import OutputRefused
+
+    data = tmp_path / "data.tsv"
+    data.write_bytes(sentiment_tsv.read_bytes())
+    (tmp_path / "link.tsv").symlink_to(data)
+    with pytest.raises(OutputRefused, match="is the same file as the input"):
+        run_augment(str(data), output=tmp_path / "link.tsv", run_dir=tmp_path / "r")
+    with pytest.raises(OutputRefused, match="the input --train-data .*data.tsv is inside that folder"):
+        cfaug.api.train("auto-cad", data, tmp_path)
+    with pytest.raises(OutputRefused, match="is the same file as the input"):
+        cfaug.compare(tmp_path / "sample.jsonl", methods="auto-cad", output=tmp_path, test=str(tmp_path / "summary.json"))
+    assert data.read_bytes() == sentiment_tsv.read_bytes() and not (tmp_path / "r").exists()

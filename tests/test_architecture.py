@@ -20,7 +20,7 @@ SRC = Path(cfaug.__file__).parent
 #: package or module -> floor; a module may import from its own floor and the floors below it
 FLOORS = {
     # ground: settings, registries, errors, the device rule, loading models by local path
-    "cfaug.config": 0, "cfaug.registry": 0, "cfaug.errors": 0, "cfaug.lazy": 0, "cfaug.device": 0,
+    "cfaug.config": 0, "cfaug.registry": 0, "cfaug.errors": 0, "cfaug.quoting": 0, "cfaug.lazy": 0, "cfaug.device": 0,
     "cfaug.local_models": 0,
     # data: records, tasks, readers and writers; English text processing
     "cfaug.data": 1, "cfaug.nlp": 1,

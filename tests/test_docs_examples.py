@@ -165,9 +165,58 @@ def workdir(tmp_path, monkeypatch, isolated_llm_cache, shared_caches):
     return tmp_path
 
 
+#: opinion words the stand-in server flips (both ways): those of the packaged reviews
+_OPINIONS = {"wonderful": "dreadful", "brilliant": "clumsy", "great": "poor", "excellent": "mediocre",
+             "beautiful": "ugly", "superb": "shoddy", "charming": "tiresome", "loved": "hated", "moving": "flat",
+             "clever": "silly", "enjoyable": "tiresome", "funny": "unfunny", "smart": "dim", "fun": "dull",
+             "enjoyed": "disliked", "best": "worst", "fascinating": "boring", "boring": "gripping",
+             "weak": "strong", "terrible": "splendid", "awful": "lovely", "dull": "lively", "hated": "adored",
+             "tedious": "charming", "bad": "good", "stupid": "witty", "predictable": "surprising",
+             "annoying": "pleasant", "poor": "fine", "messy": "tidy", "ugly": "pretty", "disliked": "liked",
+             "worst": "finest", "worse": "better"}
+
+
+def _packaged_texts() -> list[str]:
+    """The texts of the packaged reviews the examples rewrite (:data:`FILES`)."""
+    import csv
+
+    texts = []
+    for source in (FIXTURES / "sentiment.tsv", FIXTURES / "pairs.tsv"):
+        with source.open(encoding="utf-8", newline="") as f:
+            texts += [row["Text"] for row in csv.DictReader(f, delimiter="\t")]
+    return texts
+
+
+_TEXTS = _packaged_texts()
+
+
+def stand_in_rewrite(text: str) -> str:
+    """``text`` as the stand-in server rewrites it: its opinion words flipped; a text without one (an NLI
+    premise) is negated after its first "is" or "are"."""
+    def flip(m: re.Match[str]) -> str:
+        word = _OPINIONS.get(m.group(0).lower())
+        if word is None:
+            return m.group(0)
+        return word.capitalize() if m.group(0)[0].isupper() else word
+
+    flipped = re.sub(r"[A-Za-z]+", flip, text)
+    if flipped != text:
+        return flipped
+    negated = re.sub(r"\b(is|are)\b", r"\1 not", text, count=1)
+    return negated if negated != text else "Not so: " + text
+
+
 def fake_rewrite(body: dict, prompt: str) -> str:
-    """A loopback answer for the LLM examples: a tagged rewrite that differs from any source."""
-    return "<revised>A different text, written by the stand-in server.</revised>"
+    """A loopback answer for the LLM examples: the text the prompt asks to rewrite (the revised side of an
+    NLI pair, else the last packaged review the prompt quotes) rewritten by :func:`stand_in_rewrite`, so
+    that it reads as a rewrite of that text and differs from it."""
+    side = re.search(r"revised (premise|hypothesis) only", prompt)
+    quoted = re.findall(rf"^{side.group(1).capitalize()}: (.*)$", prompt, re.M) if side else []
+    if not quoted:
+        quoted = [t for _, t in sorted((prompt.rfind(t), t) for t in _TEXTS if t in prompt)]
+    if not quoted:
+        return "<revised>A different text, written by the stand-in server.</revised>"
+    return f"<revised>{stand_in_rewrite(quoted[-1].strip())}</revised>"
 
 
 def run_shell_block(block: Block, base_url: str) -> list[str]:

@@ -27,7 +27,8 @@ def run_augment(data: Any, method: str | None = None, *, output: str | Path | No
       server refused...), ``summary.first_error`` holds the first one's error (each is in the run
       directory's ``results.jsonl``), and ``summary.counterfactuals_written`` is 0 when nothing was written;
       ``retry_failed=True`` runs the failed items again;
-    - ``summary.without_reasons`` counts why items got no counterfactual, as the method said.
+    - ``summary.without_reasons`` counts why items got no counterfactual, one reason per item (as the method
+      said, or the filters that rejected every candidate), so it adds up to ``items_without_counterfactual``.
 
     A configuration error that would fail every item (a :class:`~cfaug.config.ConfigError`, e.g. an
     attribution method the given classifier cannot be explained with) is raised, before any item when the

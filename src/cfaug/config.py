@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cfaug.quoting import quote, quote_list
+
 _MISSING = dataclasses.MISSING
 
 
@@ -110,7 +112,7 @@ def build_config(config_cls: type, params: Mapping[str, Any], owner: str = "") -
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(params) - set(fields))
     if unknown:
-        raise ConfigError(f"unknown parameter(s){who}: {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+        raise ConfigError(f"unknown parameter(s){who}: {quote_list(unknown)}; valid: {', '.join(sorted(fields))}")
     kwargs = {k: check_value(k, _coerce(k, v, fields[k], who), fields[k], who) for k, v in params.items()}
     return config_cls(**kwargs)
 
@@ -121,7 +123,7 @@ def check_value(name: str, value: Any, f: dataclasses.Field, who: str = "") -> A
     if value is None:
         return value
     if m.get("choices") and value not in m["choices"]:
-        raise ConfigError(f"parameter {name}{who}: {value!r} is not one of {', '.join(map(str, m['choices']))}")
+        raise ConfigError(f"parameter {name}{who}: {quote(value)} is not one of {', '.join(map(str, m['choices']))}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if m.get("min") is not None and value < m["min"]:
             raise ConfigError(f"parameter {name}{who}: {value} is below the minimum {m['min']:g}")
@@ -197,7 +199,7 @@ def _coerce(name: str, value: Any, f: dataclasses.Field, who: str = "") -> Any:
         if isinstance(default, float) or typ.startswith("float"):
             return float(value)
     except ValueError:
-        raise ConfigError(f"parameter {name}{who}: cannot read {value!r} as {typ}") from None
+        raise ConfigError(f"parameter {name}{who}: cannot read {quote(value)} as {typ}") from None
     if value.lower() in ("none", "null") and "None" in typ:
         return None
     return value

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from cfaug.quoting import quote
+
 T = TypeVar("T")
 _VERSIONED = re.compile(r"^(?P<base>[a-z0-9][a-z0-9_-]*)\.v(?P<version>\d+)$")
 
@@ -57,7 +59,7 @@ class Registry(Generic[T]):
                     if (m := _VERSIONED.match(full)) and m["base"] == name]
         if not versions:
             known = ", ".join(sorted(self._entries)) or "none"
-            raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}")
+            raise RegistryError(f"unknown {self.kind} {quote(name)}; known: {known}")
         return max(versions)[1]
 
     def get(self, name: str) -> T:
@@ -81,7 +83,7 @@ def spec_name(spec: str | Mapping[str, Any], kind: str) -> tuple[str, dict[str, 
     if isinstance(spec, str):
         return spec, {}
     if not isinstance(spec, Mapping):
-        raise RegistryError(f"a {kind} spec must be a name or a mapping with an '@{kind}' key, got {spec!r}")
+        raise RegistryError(f"a {kind} spec must be a name or a mapping with an '@{kind}' key, got {quote(spec)}")
     key = f"@{kind}"
     if key not in spec:
         raise RegistryError(f"a {kind} spec needs an '@{kind}' key naming the part, got keys {sorted(spec)}")

@@ -32,6 +32,12 @@ def toy_data():
 
 
 @pytest.fixture
+def toy_dev():
+    """A toy dev set of 60 sentences, large enough to choose settings on."""
+    return toy(60, 2)
+
+
+@pytest.fixture
 def toy3():
     """(train, test) of a three-label toy task (cues good / bad / okay)."""
     kw = {"labels": ("positive", "negative", "neutral"), "cues": ("good", "bad", "okay")}

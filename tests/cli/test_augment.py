@@ -292,6 +292,26 @@ def test_whole_file_problems_exit_2_naming_the_file(tmp_path, capsys, name, cont
     assert err.splitlines()[-1].startswith(f"cfaug: error: {f}: ") and message in err
 
 
+#: a megabyte of one word, no spaces, no separators: one cell, one column name or one label
+MEGABYTE = "x" * 1_000_000
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("oneline.csv", MEGABYTE + "\n", "no column for the 'text' field"),  # the whole file is a header
+    ("wide.csv", ",".join(f"column{i}" for i in range(100_000)) + "\n1,2\n", "… and 99,"),
+    ("label.jsonl", json.dumps({"text": "A fine film.", "label": MEGABYTE}) + "\n", "unknown label 'xxxx"),
+    ("mapped.tsv", f"Text\tSentiment\nA fine film.\t{MEGABYTE}\n", "is not in --label-map"),
+])
+def test_a_megabyte_of_one_line_gives_a_short_error(tmp_path, capsys, name, content, message):
+    f = tmp_path / name
+    f.write_text(content, encoding="utf-8")
+    args = ["--label-map", "1=positive,0=negative"] if name == "mapped.tsv" else []
+    assert augment(f, "-o", tmp_path / "o.jsonl", "--no-progress", *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err) < 2000, err[:3000]
+    assert "(1,000,000 characters)" in err or "more" in err  # says how much was left out
+
+
 def test_star_counts_without_label_col_exit_2_naming_the_flag(tmp_path, capsys):
     f = tmp_path / "stars.csv"
     f.write_text("text,stars\nawful service and cold food,1\ngreat pizza and a friendly waiter,5\n")

@@ -58,8 +58,11 @@ def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
     assert f"cfaug evaluate {tmp_path / 'demo' / 'counterfactuals.jsonl'}" in steps
     # the input is copied beside the output, for the next commands
     assert (tmp_path / "demo" / "reviews.tsv").read_bytes() == sample_path().read_bytes()
-    assert f"cfaug augment {tmp_path / 'demo' / 'reviews.tsv'} -o counterfactuals.jsonl" in steps
-    assert f"cfaug report {tmp_path / 'demo' / 'run'}" in steps
+    assert f"cfaug augment {tmp_path / 'demo' / 'reviews.tsv'} -o cf.jsonl --seed 0 --limit 20" in steps
+    # the run directory is named as cfaug augment names it: OUTPUT.run, so no command needs --run-dir
+    run_dir = tmp_path / "demo" / "counterfactuals.jsonl.run"
+    assert summary["run_dir"] == str(run_dir) and (run_dir / "config.json").exists()
+    assert f"cfaug report {run_dir}" in steps and "--run-dir" not in steps
     assert ("cfaug review serve" in steps) == (("review", "serve") in registered_commands())
     # examples: the most confident first, each with its confidence; no "1 edits"
     heads = [ln for ln in out.splitlines() if ln.startswith("  P(") and "by the method's own judge" in ln]
@@ -91,9 +94,15 @@ def test_the_default_output_folder_is_git_ignored():
     root = Path(__file__).resolve().parents[2]
     if shutil.which("git") is None or not (root / ".git").exists():
         pytest.skip("not a git checkout")
-    for path in (f"{out}/counterfactuals.jsonl", f"{out}/run/config.json", f"{out}/report.html"):
+    for path in (f"{out}/counterfactuals.jsonl", f"{out}/counterfactuals.jsonl.run/config.json", f"{out}/report.html"):
         res = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=root)
         assert res.returncode == 0, f"{path} (what 'cfaug demo' writes) is not git-ignored"
+    # what the README's quick start and the docs build write in the checkout
+    for path in ("cf.jsonl", "cf.jsonl.run/summary.json", "cf.jsonl.run/metrics.json", "report.html",
+                 "site/index.html"):
+        res = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=root)
+        assert res.returncode == 0, f"{path} (what following the README writes) is not git-ignored"
+    assert subprocess.run(["git", "check-ignore", "-q", "--no-index", "docs/index.md"], cwd=root).returncode == 1
 
 
 # --- the printed examples and next steps ----------------------------------------------------------------------
@@ -134,15 +143,36 @@ def test_each_example_says_its_confidence_and_counts_edits_in_words():
 
 
 def test_next_steps_name_only_registered_commands():
-    out, run_dir, report = Path("d/counterfactuals.jsonl"), Path("d/run"), Path("d/report.html")
+    out, run_dir, report = Path("d/counterfactuals.jsonl"), Path("d/counterfactuals.jsonl.run"), Path("d/report.html")
     have = {("report",), ("evaluate",)}
     text = "\n".join(next_steps(out, run_dir, report, have))
-    assert "cfaug evaluate d/counterfactuals.jsonl --run-dir d/run" in text
-    assert "cfaug report d/run -o d/report.html" in text and "cfaug review" not in text
+    assert "cfaug evaluate d/counterfactuals.jsonl\n" in text and "--run-dir" not in text
+    assert "cfaug report d/counterfactuals.jsonl.run -o d/report.html" in text and "cfaug review" not in text
+    assert "cfaug augment" not in text
     with_review = have | {("review",), ("review", "serve")}
-    assert "cfaug review serve d/run" in "\n".join(next_steps(out, run_dir, report, with_review))
+    assert "cfaug review serve d/counterfactuals.jsonl.run" in "\n".join(next_steps(out, run_dir, report, with_review))
     assert "cfaug review" not in "\n".join(next_steps(out, run_dir, report, have | {("review",)}))  # no 'serve' there
-    assert next_steps(out, Path("my runs/run"), report, have)[3].startswith("  cfaug report 'my runs/run'")
+    assert next_steps(out, Path("my runs/r.run"), report, have)[3].startswith("  cfaug report 'my runs/r.run'")
+
+
+def test_next_steps_and_the_readme_quick_start_share_one_run_directory_convention():
+    """The demo's run directory is OUTPUT.run, and its next steps end with the README's quick start on the demo's
+    input, word for word: one naming of outputs and run directories for a new user to follow."""
+    from cfaug.cli.demo import run_dir_of
+
+    out = Path("cfaug-demo/counterfactuals.jsonl")
+    assert run_dir_of(out) == Path("cfaug-demo/counterfactuals.jsonl.run")
+    steps = [line.strip() for line in next_steps(out, run_dir_of(out), Path("cfaug-demo/report.html"))]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):]
+    quick = quick[quick.index("```bash"):quick.index("```", quick.index("```bash") + 3)]
+    commands = [line.split("#")[0].strip() for line in quick.splitlines() if line.startswith("cfaug ")]
+    assert commands[0] in steps  # cfaug augment cfaug-demo/reviews.tsv -o cf.jsonl ...
+    for command in commands:
+        for word in command.split():
+            if word.endswith(".run"):  # every run directory named is OUTPUT.run
+                assert any(f"-o {word[:-4]}" in c for c in commands), command
+    assert not any("--run-dir" in c for c in commands + steps)
 
 
 def test_registered_commands_follow_the_command_modules(monkeypatch):
@@ -151,12 +181,12 @@ def test_registered_commands_follow_the_command_modules(monkeypatch):
 
     real = registered_commands()
     assert {("report",), ("evaluate",), ("demo",), ("review", "serve")} <= real
-    steps = "\n".join(next_steps(Path("o.jsonl"), Path("run"), Path("report.html")))
-    assert "cfaug review serve run" in steps
+    steps = "\n".join(next_steps(Path("o.jsonl"), Path("o.jsonl.run"), Path("report.html")))
+    assert "cfaug review serve o.jsonl.run" in steps
     monkeypatch.setattr(cfaug.cli, "COMMAND_MODULES", tuple(m for m in cfaug.cli.COMMAND_MODULES
                                                             if not m.endswith(".review")))
     assert ("review", "serve") not in registered_commands()
-    assert "cfaug review" not in "\n".join(next_steps(Path("o.jsonl"), Path("run"), Path("report.html")))
+    assert "cfaug review" not in "\n".join(next_steps(Path("o.jsonl"), Path("o.jsonl.run"), Path("report.html")))
 
 
 def test_html_line_breaks_read_as_spaces_in_the_terminal():

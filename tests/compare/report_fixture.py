@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cfaug.compare.intervals import add_intervals, mark_ties
+
 EVIL = 'A <script>document.title="pwned"</script> good film,<br /> with great acting.'
 
 SOURCES = {
@@ -46,16 +48,32 @@ DOWNSTREAM = {
 }
 
 
+#: the downstream record's choices of classifier settings, and one model that predicted one label
+SELECTION = {
+    "originals": [{"seed": 0, "name": "originals", "settings": {"C": 1.0, "ngram_max": 2}, "how": "default",
+                   "score": None, "rows": 7, "note": "7 training rows, under 50: too few to choose settings on"}],
+    "originals + auto-cad": [{"seed": 0, "name": "auto-cad", "settings": {"C": 10.0, "ngram_max": 1},
+                              "how": "5-fold cross-validation", "score": 0.8125, "rows": 64, "note": "..."}],
+}
+WARNINGS = [{"condition": "originals + coba", "name": "coba", "seed": 0, "test_set": "test", "label": "negative",
+             "share": 0.98, "gold_share": 0.5, "predicted": 49, "items": 50}]
+
+
 def _downstream(name: str, with_downstream: bool):
     if not with_downstream:
         return None
     return {ts: dict(zip(("accuracy", "gain", "ci95"), by[name])) for ts, by in DOWNSTREAM.items()}
 
 
+#: per method: sources whose counterfactual the judge reads as the target label
+FLIPPED = {"auto-cad": 5, "coba": 3}
+
+
 def _ok(name: str, flip: float, edit: float, seconds: float, llm, with_downstream: bool) -> dict:
     n = len(REWRITES[name])
     return {"method": name, "status": "ok", "reason": None, "rows": len(SOURCES), "counterfactuals": n,
-            "coverage": n / len(SOURCES), "flip_rate": flip, "edit_rate": edit, "minimality": 1 - edit,
+            "coverage": n / len(SOURCES), "flipped_coverage": FLIPPED[name] / len(SOURCES),
+            "flip_rate": flip, "edit_rate": edit, "minimality": 1 - edit,
             "similarity": 0.91, "fluency": {"name": "gpt2-perplexity", "value": 61.2, "originals": 48.9},
             "diversity": 0.42, "seconds": seconds, "llm": llm, "downstream": _downstream(name, with_downstream),
             "run_dir": f"runs/{name}", "output": f"runs/{name}/counterfactuals.jsonl"}
@@ -92,14 +110,22 @@ def make_compare_dir(root: Path, with_downstream: bool = True) -> Path:
         _not_run("zero-shot", "skipped", "needs an LLM endpoint: give --llm-base-url and --llm-model"),
         _not_run("lass", "failed", "the masked language model at models/bert could not be loaded"),
     ]
+    methods[0].update({"items_without_counterfactual": 1, "without_reasons": {"no causal term found": 1}})
+    methods[1].update({"items_without_counterfactual": 2,
+                       "without_reasons": {"every candidate failed a filter: flip": 1, "no principal triple": 1}})
+    for m in methods:
+        add_intervals(m)
+    note = mark_ties(methods)
     if with_downstream:
         methods.append({**_not_run("human", "reference", None), "downstream": _downstream("human", True),
                         "run_dir": None, "output": None})
     summary = {"methods": methods, "ranking_rule": "flip rate times coverage, ties by lower edit rate",
+               "ranking_note": note,
                "judge": {"kind": "tfidf-logreg", "trained_on": "judge_train.tsv", "cross_fitted": False},
                "data": {"path": "imdb_test.tsv", "sha256": "ab" * 32, "rows": len(SOURCES)},
                "downstream": ({"classifier": "tfidf-logreg", "seeds": 3, "originals": {"test": 0.821},
-                               "paired": [{"a": "auto-cad", "b": "coba", "test": "test", "p": 0.04}]}
+                               "paired": [{"a": "auto-cad", "b": "coba", "test": "test", "p": 0.04}],
+                               "selection": SELECTION, "warnings": WARNINGS}
                               if with_downstream else None)}
     (root / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     (root / "compare.json").write_text(json.dumps({"data": "imdb_test.tsv", "seed": 13, "limit": 7,

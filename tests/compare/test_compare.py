@@ -88,6 +88,13 @@ def test_two_offline_methods_are_compared_and_zero_shot_is_skipped_with_its_reas
         assert 0 < e["similarity"] <= 1 and e["fluency"]["name"] == "ngram_perplexity" and e["fluency"]["originals"]
         assert 0 < e["diversity"] <= 1 and e["seconds"] > 0 and e["llm"] is None and e["downstream"] is None
         assert e["run_dir"] == f"runs/{name}" and (finished / e["output"]).exists()
+        # every rate with its 95% interval around it
+        for rate in ("coverage", "flipped_coverage", "flip_rate"):
+            lo, hi = e[f"{rate}_ci"]
+            assert 0 <= lo <= e[rate] <= hi <= 1 and hi - lo > 0.05  # 16 rows leave wide intervals
+        # every item with no counterfactual has one reason, and they add up
+        assert e["items_without_counterfactual"] == sum(e["without_reasons"].values())
+        assert e["items_without_counterfactual"] == round(e["rows"] * (1 - e["coverage"]))
         scores = json.loads((finished / "scores" / f"{name}.json").read_text())
         assert scores["groups"][name]["metrics"][0]["name"] == "flip_rate"
         assert scores["compare"]["judge"]["kind"] == "cross-fitted on the sample"
@@ -105,7 +112,12 @@ def test_two_offline_methods_are_compared_and_zero_shot_is_skipped_with_its_reas
     assert asked["data_sha256"].startswith("sha256:")
     md = (finished / "summary.md").read_text()
     assert "| 1 | " in md and "zero-shot** skipped" in md
-    assert (finished / "report.html").exists()
+    second = s[summary["ranking"][1]]
+    assert second["tied_with_leader"] in (True, False) and s[summary["ranking"][0]]["tied_with_leader"] is None
+    assert summary["ranking_note"] and md.startswith(summary["ranking_note"])
+    assert (f"| 2{' ≈' if second['tied_with_leader'] else ''} | {second['method']} | ok |") in md
+    html = (finished / "report.html").read_text()
+    assert 'data-figure="flipped_coverage"' in html and 'id="ranking-note"' in html
 
 
 def test_a_rerun_reuses_every_finished_method(finished, sentiment_tsv, tmp_path, capsys):
@@ -188,6 +200,20 @@ def test_downstream_gives_gains_with_intervals_and_paired_tests(finished, sentim
     assert all(0 <= p["p_value"] <= 1 and p["test"] for p in ds["paired_tests"])
     assert summary["downstream"]["paired_tests"] == ds["paired_tests"]
     assert summary["downstream"]["originals"]["test"] == ds["accuracy"]["originals"]["test"]["mean"]
+    # the settings every training run chose, how, and why: 16 originals (+ their counterfactuals) are too few
+    # rows to choose on, so the default is kept rather than a held-out handful deciding
+    assert set(ds["selection"]) == {"originals", "originals + auto-cad", "originals + coba", "originals + human"}
+    for cond, runs in ds["selection"].items():
+        assert [r["seed"] for r in runs] == [0, 1, 2]
+        for r in runs:
+            assert r["settings"] == {"C": 1.0, "ngram_max": 2} and r["how"] == "default" and r["score"] is None
+            assert "training rows, under 50" in r["note"]
+    assert summary["downstream"]["selection"] == ds["selection"]
+    assert isinstance(ds["warnings"], list) and summary["downstream"]["warnings"] == ds["warnings"]
+    assert ds["dev"]["source"].startswith("none: each training run chooses its settings by cross-validation")
+    md = (out / "summary.md").read_text()
+    assert "- originals: C=1, ngram_max=2 with seeds 0, 1, 2 (default: 16 training rows, under 50" in md
+    assert 'id="selection-table"' in (out / "report.html").read_text()
     # the same again: read back, not trained again
     stamp = (out / "downstream.json").stat().st_mtime_ns
     assert compare(sentiment_tsv, out, "auto-cad,coba,zero-shot", "--test", str(test),

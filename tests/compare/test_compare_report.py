@@ -36,7 +36,7 @@ def test_writes_report_html_into_the_directory(compare_dir):
 def test_methods_ranked_with_status_and_reasons(compare_dir):
     html = build_report(compare_dir)
     table = section(html, "ranking")
-    names = re.findall(r'<tr class="(?:ok|not-ok)" data-method="([^"]+)"', table)
+    names = re.findall(r'<tr class="(?:ok|not-ok)(?: tied)?" data-method="([^"]+)"', table)
     assert names == ["auto-cad", "coba", "zero-shot", "lass"]  # summary.json's order; the reference is no rank
     assert "needs an LLM endpoint: give --llm-base-url and --llm-model" in table
     assert '<span class="status skipped">skipped</span>' in table and '<span class="status failed">failed</span>' in table
@@ -45,6 +45,37 @@ def test_methods_ranked_with_status_and_reasons(compare_dir):
     assert "61.20 (originals 48.90)" in table and "gpt2-perplexity" in table
     assert "Ranked by flip rate times coverage" in table
     assert "2</b> ran (auto-cad, coba); 1 skipped (zero-shot); 1 failed (lass); reference: human" in html
+
+
+def test_the_ranking_shows_flipped_coverage_with_intervals_and_marks_ties(compare_dir):
+    table = section(build_report(compare_dir), "ranking")
+    head = re.search(r"<thead>.*?</thead>", table, re.DOTALL).group(0)
+    assert re.findall(r"<th>([^<]+)", head)[3:6] == ["flipped coverage", "coverage", "flip rate"]
+    row = re.search(r'<tr class="ok" data-method="auto-cad">.*?</tr>', table, re.DOTALL).group(0)
+    # auto-cad: 5 of 7 rows flipped, 6 of 7 covered, 83.0% of its 6 counterfactuals flipped: Wilson intervals
+    assert re.search(r'data-figure="flipped_coverage">71\.4%<br><span class="ci">\[35\.9%, 91\.8%\]</span>', row)
+    assert re.search(r'data-figure="coverage">85\.7%<br><span class="ci">\[48\.7%, 97\.4%\]</span>', row)
+    assert re.search(r'data-figure="flip_rate">83\.0%<br><span class="ci">\[43\.6%, 97\.0%\]</span>', row)
+    # coba's flipped coverage (3 of 7) has an interval that overlaps the leader's: marked as tied, and said
+    tied = re.search(r'<tr class="ok tied" data-method="coba">.*?</tr>', table, re.DOTALL).group(0)
+    assert '<td class="num">2 <span class="tie"' in tied
+    note = re.search(r'<p id="ranking-note">(.*?)</p>', table, re.DOTALL).group(1)
+    assert note.startswith("≈ marks coba: ") and "overlaps the leader&#39;s (auto-cad)" in note
+    assert note in table.split('<table class="metrics" id="ranking-table">')[0]  # above the table
+    # items with no counterfactual, each with its reasons
+    without = re.search(r'<ul id="without">.*?</ul>', table, re.DOTALL).group(0)
+    assert "<b>coba</b>: 2 items: every candidate failed a filter: flip (1); no principal triple (1)" in without
+
+
+def test_downstream_shows_the_chosen_settings_and_warns_of_one_label_models(compare_dir):
+    down = section(build_report(compare_dir), "downstream")
+    rows = re.findall(r"<tr><th>([^<]+)</th><td class=\"num\">(\d+)</td><td>([^<]*)</td><td[^>]*>([^<]+)</td>"
+                      r"<td class=\"num\">([^<]+)</td>", re.search(r'id="selection-table">.*?</table>', down,
+                                                                    re.DOTALL).group(0))
+    assert rows == [("originals", "0", "C=1, ngram_max=2", "default", "n/a"),
+                    ("originals + auto-cad", "0", "C=10, ngram_max=1", "5-fold cross-validation", "0.812")]
+    warning = re.search(r'<div id="downstream-warnings">.*?</div>', down, re.DOTALL).group(0)
+    assert "originals + coba, seed 0: the classifier predicts &#39;negative&#39; for 98% of test" in warning
 
 
 def test_tradeoff_chart_has_one_labelled_point_per_ok_method(compare_dir):

@@ -551,3 +551,31 @@ def test_a_declared_label_map_reads_any_values_and_rejects_the_rest(tmp_path):
 def test_rating_levels_are_labels_not_codings(tmp_path):
     f = _csv(tmp_path, "text,stars", ["awful,1", "great,5"])
     assert [r.label for r in read_dataset(f, make_task("rating")).records] == ["1", "5"]
+
+
+# --------------------------------------------------------------------------- control characters
+def test_a_control_character_in_a_text_id_or_label_rejects_the_row_with_its_place(tmp_path):
+    """A NUL would be stripped from the prompt but not from the "unchanged" check; so no later step sees one."""
+    f = tmp_path / "ctl.jsonl"
+    f.write_text('{"id": "a", "text": "Good food.", "label": "pos"}\n'
+                 '{"id": "b", "text": "Bad\\u0000 food.", "label": "neg"}\n'
+                 '{"id": "c\\u001b", "text": "Dull.", "label": "neg"}\n'
+                 '{"id": "d", "text": "Fun.", "label": "pos\\u007f"}\n'
+                 '{"id": "e", "text": "Tabs\\tand\\nlines are fine.", "label": "pos"}\n', encoding="utf-8")
+    ds = read_dataset(f, sentiment())
+    assert [r.id for r in ds.records] == ["a", "e"]
+    assert {r.row: r.problem for r in ds.rejects} == {
+        2: "a control character U+0000 at character 4 of column 'text'",
+        3: "a control character U+001B at character 2 of column 'id'",
+        4: "a control character U+007F at character 4 of column 'label'"}
+
+
+def test_a_nul_byte_in_a_delimited_file_is_a_reject_not_an_unchanged_counterfactual(tmp_path):
+    from cfaug.cli import main
+
+    f = tmp_path / "nul.tsv"
+    f.write_bytes(b"text\tlabel\nA great film.\tpositive\nA great\x00 film.\tpositive\n")
+    assert main(["augment", str(f), "-o", str(tmp_path / "out.jsonl"), "--no-progress", "--seed", "0"]) in (0, 4)
+    rejects = [json.loads(x) for x in (tmp_path / "out.jsonl.run" / "rejects.jsonl").read_text().splitlines()]
+    assert len(rejects) == 1 and "U+0000" in rejects[0]["problem"]
+    assert all("\x00" not in x for x in (tmp_path / "out.jsonl").read_text().splitlines())

@@ -131,8 +131,8 @@ def test_evaluate_reports_human_figures_from_the_store(run_and_judge, capsys):
     assert stored["judge"] == j
     # without a judge: the human figures, no comparison
     assert main(["evaluate", str(run), "--no-embedding", "--no-bertscore", "--no-progress", *FAST, "-o",
-                 str(run / "m2.json")]) == 0
-    h2 = json.loads((run / "m2.json").read_text(encoding="utf-8"))["human"]
+                 str(run.parent / "m2.json")]) == 0  # never inside the run directory it reads
+    h2 = json.loads((run.parent / "m2.json").read_text(encoding="utf-8"))["human"]
     assert h2["judge"] is None and h2["flip_rate"] == h["flip_rate"]
 
 

@@ -2,8 +2,9 @@
 
 It answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` with scripted replies chosen from
 the prompt, and can inject latency, ``429`` with ``Retry-After``, ``500`` errors, malformed JSON, dropped
-connections, slow answers (timeouts) and answers echoing the request's headers, as some proxies do
-(``echo``: a 200 with a plain-text body; ``echo-400``: a 400 whose JSON error message holds them). Every
+connections, slow answers (timeouts), answers echoing the request's headers, as some proxies do
+(``echo``: a 200 with a plain-text body; ``echo-400``: a 400 whose JSON error message holds them), and a
+gateway's long HTML error page (``html-502``: a 502 of some 300 kB). Every
 request is logged, so a test can assert exactly what was asked and how often.
 
 A reply is a string (the answer's content, ``finish_reason`` ``"stop"``) or a :class:`Shaped` answer, which
@@ -45,7 +46,7 @@ from typing import Any
 from aiohttp import web
 
 #: Faults a rule (or :meth:`FakeLLM.fail_next`) can inject, in the order listed.
-FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty", "echo", "echo-400")
+FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty", "echo", "echo-400", "html-502")
 
 
 
@@ -53,14 +54,16 @@ FAULTS = ("429", "500", "503", "400", "404", "malformed", "drop", "slow", "empty
 class Shaped:
     """A scripted answer with more than its text: ``content`` (None: the message has ``"content": null``, as
     vLLM's reasoning parser sends when the model never finished thinking), ``finish_reason``, ``reasoning``
-    sent beside the content in ``reasoning_field`` (None: no such field), and the ``completion_tokens``
-    reported in usage (None: the words of content and reasoning)."""
+    sent beside the content in ``reasoning_field`` (None: no such field), the ``completion_tokens``
+    reported in usage (None: the words of content and reasoning), and a ``refusal`` sent in the message's
+    ``refusal`` field, as OpenAI sends a model's refusal (None: no such field)."""
 
     content: str | None
     finish_reason: str = "stop"
     reasoning: str | None = None
     reasoning_field: str = "reasoning_content"
     completion_tokens: int | None = None
+    refusal: str | None = None
 
 
 Reply = str | Shaped | Callable[[dict[str, Any], str], "str | Shaped"]
@@ -320,6 +323,9 @@ class FakeLLM:
             if fault == "echo":
                 return web.Response(status=200, text=seen, content_type="text/plain")
             return web.json_response({"error": {"message": f"bad request:\n{seen}"}}, status=400)
+        if fault == "html-502":
+            page = "<html><body><h1>502 Bad Gateway</h1>" + "<p>upstream trouble</p>\n" * 12000 + "</body></html>"
+            return web.Response(status=502, text=page, content_type="text/html")
         if fault == "slow":
             await asyncio.sleep(self.slow_seconds)
             return web.json_response({"error": {"message": "too late"}}, status=500)
@@ -332,7 +338,7 @@ class FakeLLM:
     def _payload(body: dict[str, Any], prompt: str, answer: str | Shaped) -> dict[str, Any]:
         shaped = answer if isinstance(answer, Shaped) else Shaped(answer)
         text = shaped.content
-        words = len((text or "").split()) + len((shaped.reasoning or "").split())
+        words = sum(len((part or "").split()) for part in (text, shaped.reasoning, shaped.refusal))
         usage = {"prompt_tokens": len(prompt.split()),
                  "completion_tokens": words if shaped.completion_tokens is None else shaped.completion_tokens}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -340,6 +346,8 @@ class FakeLLM:
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if shaped.reasoning is not None:
                 message[shaped.reasoning_field] = shaped.reasoning
+            if shaped.refusal is not None:
+                message["refusal"] = shaped.refusal
             choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": shaped.finish_reason}
             obj = "chat.completion"
         else:

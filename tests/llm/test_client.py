@@ -92,3 +92,53 @@ def test_rate_limits_pace_the_requests(llm_server, llm_settings):
     assert llm_server.count() == 5
     # one per second: the first two pass at once (burst), the next three each wait a second
     assert [round(s, 6) for s in clock.slept] == [1.0, 1.0, 1.0]
+
+
+def _failing_session(settings, usage_file, *, cancel_after: float | None = None, n: int = 1):
+    """Send ``n`` requests that get no answer through one client session writing ``usage_file``: return
+    what each raised, and the report."""
+    async def go():
+        client = create_client(settings, tag="m", usage_file=usage_file)
+        try:
+            calls = [asyncio.ensure_future(client.chat([{"role": "user", "content": f"hello {i}"}], sample=i))
+                     for i in range(n)]
+            if cancel_after is not None:
+                await asyncio.sleep(cancel_after)
+                for c in calls:
+                    c.cancel()
+            return await asyncio.gather(*calls, return_exceptions=True), client
+        finally:
+            await client.aclose()
+            client.close()
+    outcomes, client = asyncio.run(go())
+    return outcomes, client.report()
+
+
+def test_requests_that_fail_for_good_are_counted_and_written(llm_server, llm_settings, tmp_path):
+    from cfaug.llm import LLMRequestError, LLMUnavailable
+
+    usage = tmp_path / "llm_usage.json"
+    llm_server.add("hello 0", "never", faults=["500"] * 3)
+    llm_server.add("hello 1", "never", faults=["400"])
+    outcomes, report = _failing_session(llm_settings(llm_server, max_retries=2), usage, n=2)
+    assert isinstance(outcomes[0], LLMUnavailable) and isinstance(outcomes[1], LLMRequestError)
+    assert llm_server.count() == 4
+    assert (report["llm_requests"], report["llm_retries"], report["llm_failed_requests"]) == (2, 2, 2)
+    assert report["llm_tokens_in"] == 0
+    import json
+    [entry] = json.loads(usage.read_text())["usage"]  # the usage file is written although nothing was answered
+    assert (entry["requests"], entry["retries"], entry["failed"]) == (2, 2, 2)
+
+
+def test_timeouts_and_interrupted_requests_are_counted(fake_llm, llm_settings, tmp_path):
+    with fake_llm.FakeLLM(slow_seconds=3) as srv:
+        srv.add("hello", "late", faults=["slow"] * 10)
+        _, report = _failing_session(llm_settings(srv, request_timeout=0.2, max_retries=1), tmp_path / "a.json")
+        assert srv.count() == 2 and (report["llm_requests"], report["llm_retries"]) == (1, 1)
+        assert report["llm_failed_requests"] == 1
+        # cancelled while in flight (Ctrl-C): sent, so counted, though never answered
+        outcomes, report = _failing_session(llm_settings(srv, request_timeout=30), tmp_path / "b.json",
+                                            cancel_after=0.5, n=3)
+    assert all(isinstance(o, asyncio.CancelledError) for o in outcomes)
+    assert (report["llm_requests"], report["llm_failed_requests"]) == (3, 3)
+    assert (tmp_path / "b.json").exists()

@@ -131,3 +131,76 @@ def test_userinfo_and_an_api_key_together_are_refused_before_any_request(fake_ll
     assert "OPENAI_API_KEY" in message and "basic auth" in message
     assert "s3cr" not in message
     assert_hidden(KEY, message)
+
+
+# -- a key in a base URL's query string ---------------------------------------------------------------
+
+QUERY_KEY = "q-secret-0123456789abcdefXYZ"
+
+
+def test_a_query_string_is_sent_after_the_path_and_never_shown(fake_llm, llm_settings):
+    with fake_llm.FakeLLM() as srv:
+        srv.add("hello", "fine")
+        srv.add("other", "x", faults=["400"])
+        settings = llm_settings(srv, base_url=f"{srv.base_url}?key={QUERY_KEY}&api-version=2024-06-01")
+        answer, _, client = session(settings)
+        refused, _, _ = session(settings, messages=[{"role": "user", "content": "other"}])
+        assert srv.requests[0].path == "/v1/chat/completions"  # the query does not swallow the path
+    assert answer.text == "fine"
+    assert isinstance(refused, LLMRequestError) and "?key=[redacted]&api-version=[redacted]" in str(refused)
+    assert_hidden(QUERY_KEY, str(refused), json.dumps(settings.public()),
+                  *(ep.base_url for ep in client.backend.endpoints))
+
+
+def test_a_query_string_is_redacted_in_connection_errors_and_setting_errors():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = LLMSettings.from_mapping({"base_url": f"http://127.0.0.1:{port}/v1?token={QUERY_KEY}", "model": "m",
+                                         "max_retries": 1, "retry_base_delay": 0.01})
+    exc, _, _ = session(settings)
+    assert isinstance(exc, LLMUnavailable) and "check the base URL" in str(exc)  # could not connect: the hint
+    assert "?token=[redacted]" in str(exc)
+    assert_hidden(QUERY_KEY, str(exc))
+    for url in (f"http://host:port/v1?key={QUERY_KEY}", f"ftp://host/v1?key={QUERY_KEY}"):
+        with pytest.raises(LLMConfigError) as info:
+            LLMSettings.from_mapping({"base_url": url, "model": "m"})
+        assert "key=[redacted]" in str(info.value)
+        assert_hidden(QUERY_KEY, str(info.value))
+
+
+def test_a_query_key_in_a_recorded_command_line_is_masked():
+    from cfaug.llm.redact import redact_argv
+
+    argv = redact_argv(["cfaug", "augment", "--llm-base-url", f"http://u:pw@h/v1?key={QUERY_KEY}"])
+    assert argv[-1] == "http://h/v1?key=[redacted]"
+
+
+# -- values that look like keys -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [KEY, "sk-abcdefghijklmnopqrstuvwx", "hf_AbCdEfGhIjKlMnOpQrStUv",
+                                   "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "dGhpcyBpcyBhIHNlY3JldCBrZXk=",
+                                   "a1b2c3d4e5f6a7b8c9d0e1f2", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"])
+def test_keys_look_like_keys(value):
+    from cfaug.llm.redact import looks_like_key
+
+    assert looks_like_key(value)
+
+
+@pytest.mark.parametrize("value", ["OPENAI_API_KEY", "MY_LLM_KEY_2", "GROQ_API_KEY", "reviews.tsv",
+                                   "/home/me/data/reviews_2024_final.tsv", "http://localhost:8000/v1", "positive",
+                                   "meta-llama/Meta-Llama-3-8B-Instruct", "Meta-Llama-3-8B-Instruct",
+                                   "self-refine-feedback-sentiment", "--classifier-background-typo", "short-1", 12345])
+def test_names_paths_and_urls_do_not(value):
+    from cfaug.llm.redact import looks_like_key
+
+    assert not looks_like_key(value)
+
+
+def test_a_missing_variable_is_named_unless_its_name_looks_like_a_key(llm_server, llm_settings):
+    with pytest.raises(LLMConfigError, match="MY_MISSING_KEY is not set"):
+        create_client(llm_settings(llm_server, api_key_env="MY_MISSING_KEY"))
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"  # a valid variable name, but a GitHub token's shape
+    with pytest.raises(LLMConfigError, match="looks like a key and is not shown") as info:
+        create_client(llm_settings(llm_server, api_key_env=token))
+    assert_hidden(token, str(info.value))

@@ -66,6 +66,20 @@ def test_never_parsed_answers_are_kept_in_the_error(llm_server):
     assert llm_server.count() == 3
 
 
+def test_a_refusal_is_reported_as_a_refusal_not_as_an_empty_answer(llm_server, fake_llm):
+    refusal = "I'm sorry, but I can't help with rewriting this review. " + "Policy says no. " * 40
+    llm_server.add("Great film.", fake_llm.Shaped(None, refusal=refusal))
+    method = make(llm_server)
+    with pytest.raises(UnparsedAnswer) as info:
+        ask_once(method)
+    message = str(info.value)
+    assert "refused to answer: \"I'm sorry, but I can't help" in message and "empty" not in message
+    assert len(message) < 500  # the refusal is quoted short
+    assert info.value.details["refusals"] == [refusal]
+    assert llm_server.count() == 1  # a reminder of the format is no answer to a refusal: not asked again
+    assert method.report()["llm_unparsed_reasons"] == {"refused by the model": 1}
+
+
 def test_identity_params_leave_out_operational_settings(llm_server, tmp_path):
     a = make(llm_server, cache_dir=str(tmp_path / "x"), rpm=600)
     b = make(llm_server)

@@ -254,3 +254,36 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_asks_nothing_twice(tmp_pa
         assert not any(item_text in p for p in asked_again), key
     # only items unfinished at the kill are asked again (those in flight at most twice overall)
     assert asked_before + len(asked_again) <= n + 2
+
+
+def test_requests_that_never_got_an_answer_are_counted_in_the_run(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv", REVIEWS[:2])
+    with FakeLLM() as srv:
+        srv.add("Text:", "never", faults=["500"] * 100)
+        assert augment(inp, tmp_path / "out.jsonl", srv, "--max-retries", "1", "--concurrency", "1") == 3
+        sent = srv.count()
+    run_dir = tmp_path / "out.jsonl.run"
+    extra = json.loads((run_dir / "summary.json").read_text())["extra"]
+    assert sent == 4 and extra["llm_requests"] + extra["llm_retries"] == sent
+    assert extra["llm_failed_requests"] == extra["llm_requests"] == 2
+    assert "HTTP 500 internal error" in extra["stopped"] and "check the base URL" not in extra["stopped"]
+    [usage] = json.loads((run_dir / "llm_usage.json").read_text())["usage"]
+    assert usage["requests"] == 2 and usage["failed"] == 2
+
+
+def test_ctrl_c_keeps_the_count_of_the_requests_in_flight(tmp_path):
+    inp = write_reviews(tmp_path / "reviews.tsv")
+    run_dir = tmp_path / "out.jsonl.run"
+    env = {**os.environ, "CFAUG_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    with FakeLLM(latency=30) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--method",
+             "zero-shot", "--llm-base-url", srv.base_url, "--llm-model", "test-model", "--concurrency", "2",
+             "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while srv.count() < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130, proc.stderr.read().decode()
+    [usage] = json.loads((run_dir / "llm_usage.json").read_text())["usage"]
+    assert usage["requests"] == 2 and usage["failed"] == 2  # sent, never answered: counted all the same

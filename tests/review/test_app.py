@@ -224,9 +224,11 @@ def test_session_describes_the_run(run_dir):
     items = load_items(run_dir)
     assert s["items"] == len(items.items) > 0 and s["methods"] == ["zero-shot.v1"]
     assert s["task"]["name"] == "sentiment" and set(s["task"]["labels"]) == {"positive", "negative"}
+    # what the page shows: the labels as the rows spell them (the fixture's Positive / Negative)
+    assert s["task"]["label_names"] == {"positive": "Positive", "negative": "Negative"}
     assert s["annotator"] is None and len(s["csrf"]) >= 32
     assert {k["action"] for k in s["keys"]} >= {"accepted", "rejected", "edit", "not_flipped", "other_label",
-                                                 "skipped", "undo"}
+                                                 "skipped", "undo", "jump"}
     assert str(run_dir) not in json.dumps(s)  # the page is told no file path
 
     fixed = serve(run_dir, test, annotator="carol")

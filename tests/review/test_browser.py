@@ -2,100 +2,27 @@
 accept, reject, edit, undo, label not flipped, skip; a ``<script>`` in a rewrite stays text; a reload
 resumes at the first undecided item; two annotators (and a second tab) at once.
 
-Chromium is the system's (Debian's ``chromium``, which .ci/run installs as root), started through
-``executable_path``; Playwright's own browser download is never used. Where Chromium or the playwright
-package is missing, or Chromium cannot start headless here, the tests are skipped with the reason
-(``pytest -rs`` lists it)."""
+Chromium is the system's, started through Playwright (review_page.py); where it cannot run here, the tests
+are skipped with the reason (``pytest -rs`` lists it)."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
+from review_page import WAIT_MS, AppThread, Watch, launch_chromium, open_as, shown
 from review_runs import SCRIPT, SCRIPT_ROW, real_run
 
-from cfaug_tests_chromium import BROWSER, keep_artifacts
+from cfaug_tests_chromium import keep_artifacts
 
 from cfaug.review.items import load_items
 from cfaug.run.decisions import ReviewStore
 
-TOKEN = "browser-test-token-0123456789"
-WAIT_MS = 15_000
-
-
-def _skip_reason() -> str | None:
-    if BROWSER is None:
-        return ("Chromium is not installed; the review page's browser test needs it (a system package, not on "
-                "PyPI: as root on Debian/Ubuntu, apt-get install -y chromium, which .ci/run does)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]' installs it)"
-    return None
-
 
 @pytest.fixture(scope="module")
 def chromium(run_dir):  # after the run: augment runs an event loop, which Playwright's would be in the way of
-    reason = _skip_reason()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as pw:
-        try:
-            browser = pw.chromium.launch(executable_path=BROWSER, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        except Error as exc:
-            pytest.skip(f"Chromium ({BROWSER}) does not start headless here: {str(exc).splitlines()[0][:300]}")
-        yield browser
-        browser.close()
-
-
-class AppThread:
-    """The review app on 127.0.0.1 (a free port), served by an event loop of its own in a background thread
-    (Playwright's sync API holds the main thread's loop)."""
-
-    def __init__(self, run_dir: Path, **kwargs) -> None:
-        self.ready = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._serve, args=(run_dir, kwargs), daemon=True)
-        self.thread.start()
-        self.ready.wait(timeout=60)
-        if self.error is not None:
-            raise self.error
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/?token={TOKEN}"
-
-    def _serve(self, run_dir: Path, kwargs: dict) -> None:
-        from aiohttp import web
-
-        from cfaug.review.app import make_app
-
-        async def main() -> None:
-            runner = web.AppRunner(make_app(run_dir, token=TOKEN, **kwargs), access_log=None)
-            await runner.setup()
-            try:
-                await web.TCPSite(runner, "127.0.0.1", 0).start()
-                self.port = runner.addresses[0][1]
-                self.stop = asyncio.Event()
-                self.loop = asyncio.get_running_loop()
-                self.ready.set()
-                await self.stop.wait()
-            finally:
-                await runner.cleanup()
-
-        try:
-            asyncio.run(main())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
-            self.error = exc
-            self.ready.set()
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.stop.set)
-        self.thread.join(timeout=30)
+    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -110,37 +37,6 @@ def server(run_dir, tmp_path):
     app = AppThread(run)
     yield run, app
     app.close()
-
-
-class Watch:
-    """A page's script errors, console errors (CSP violations among them) and dialogs."""
-
-    def __init__(self, page) -> None:
-        self.problems: list[str] = []
-        page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
-        page.on("console", lambda msg: msg.type == "error" and self.problems.append(f"console: {msg.text}"))
-        page.on("dialog", lambda d: (self.problems.append(f"dialog: {d.message}"), d.dismiss()))
-
-
-def open_as(context, url: str, name: str):
-    from playwright.sync_api import expect
-
-    page = context.new_page()
-    watch = Watch(page)
-    page.goto(url)
-    assert page.url.endswith("/") and "token" not in page.url  # the token left the address bar
-    expect(page.locator("#name-form")).to_be_visible(timeout=WAIT_MS)
-    page.fill("#name-input", name)
-    page.press("#name-input", "Enter")
-    expect(page.locator("#card")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#name-form")).to_be_hidden()
-    return page, watch
-
-
-def shown(page, item: str) -> None:
-    from playwright.sync_api import expect
-
-    expect(page.locator("#card")).to_have_attribute("data-item", item, timeout=WAIT_MS)
 
 
 def screenshot(page, tmp_path: Path, name: str) -> None:
@@ -200,8 +96,10 @@ def test_keyboard_accept_reject_edit_undo_and_reload(chromium, server, tmp_path)
     page.keyboard.press("n")
     shown(page, order[3])
     page.keyboard.press("l")  # flipped to another label: for sentiment the only other is the source's own
-    expect(page.locator("#label-picker")).to_be_visible()
-    page.keyboard.press("1")
+    expect(status).to_have_text("the only other label is the original\u2019s (Negative): that is n, label not flipped")
+    expect(page.locator("#label-picker")).to_be_hidden()
+    page.keyboard.press("1")  # no picker: the number does nothing
+    page.keyboard.press("n")
     shown(page, order[4])
     page.keyboard.press(" ")
     shown(page, order[5])

@@ -130,17 +130,19 @@ def test_read_annotations(exported_file):
 def test_import_records_decisions_once(exported_file):
     run, f, ids = exported_file
     s = import_annotations(run, f, annotator="team")
-    assert s.recorded == 7 and s.already == 0 and len(s.problems) == 3
-    assert s.by_annotator == {"team:11": 5, "team:12": 2}  # two Label Studio users: one name each
+    # user 11's later annotation on task 4 replaces the earlier one: recorded counts what is kept
+    assert s.recorded == 6 and s.replaced == 1 and s.already == 0 and len(s.problems) == 3
+    assert s.by_annotator == {"team:11": 4, "team:12": 2}  # two Label Studio users: one name each
     with ReviewStore(run) as store:
         cur = store.current()
+    assert len(cur) == s.recorded
     assert cur[(ids[4], "team:11")].decision == "accepted"  # the latest annotation is the live one
     assert cur[(ids[1], "team:11")].fields == {"text": "A fixed text."}
     assert cur[(ids[0], "team:12")].seconds == 5.0
     again = import_annotations(run, f, annotator="team")
-    assert again.recorded == 0 and again.already == 7
+    assert again.recorded == 0 and again.already == 6 and len(again.problems) == 3
     with ReviewStore(run) as store:
-        assert len(store.history()) == 7
+        assert len(store.history()) == 6
 
 
 def test_one_user_takes_the_given_name(tmp_path):
@@ -197,3 +199,100 @@ def test_tasks_skip_nothing_decided_elsewhere(tmp_path):
     assert n == 3
     with ReviewStore(run) as store:
         assert len(store.history()) == 1
+
+
+def json_min_rows(data, users, *, decisions=("accepted", "rejected"), updated="2026-01-01T00:00:00Z"):
+    """Label Studio's JSON-MIN export: one row per annotation, the task's data at the top, ``annotator`` the
+    user's numeric id (as newer Label Studio versions write it)."""
+    rows = []
+    for n, task in enumerate(data):
+        for u, user in enumerate(users):
+            rows.append({**task["data"], "id": 100 + n, "annotator": user, "annotation_id": 100 * user + n,
+                         "decision": CHOICE[decisions[(n + u) % len(decisions)]], "lead_time": 2.0,
+                         "created_at": updated, "updated_at": updated})
+    return rows
+
+
+def test_json_min_numeric_users_stay_apart(tmp_path, capsys):
+    from cfaug.cli import main
+
+    run = simple_run(tmp_path / "run", 4)
+    tasks, _, _ = write_tasks(run, tmp_path / "tasks.json")
+    data = json.loads(tasks.read_text(encoding="utf-8"))
+    f = tmp_path / "min.json"
+    f.write_text(json.dumps(json_min_rows(data, [7, 9])), encoding="utf-8")
+    assert main(["review", "import-label-studio", str(run), str(f)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["recorded"] == 8
+    assert printed["by_annotator"] == {"label-studio:7": 4, "label-studio:9": 4}
+    with ReviewStore(run) as store:
+        cur = store.current()
+    assert len(cur) == 8  # what was reported recorded is what is kept
+    first = data[0]["data"]["cfaug_item"]
+    assert cur[(first, "label-studio:7")].decision == "accepted"
+    assert cur[(first, "label-studio:9")].decision == "rejected"
+    assert import_annotations(run, f).already == 8  # nothing twice
+
+
+def test_an_import_never_supersedes_another_annotator(tmp_path):
+    run = simple_run(tmp_path / "run", 3)
+    tasks, _, _ = write_tasks(run, tmp_path / "tasks.json")
+    data = json.loads(tasks.read_text(encoding="utf-8"))
+    ids = [t["data"]["cfaug_item"] for t in data]
+    record(run, [(ids[0], "alice", "rejected", {"request_id": "page-1"})])  # decided in the review page
+    f = tmp_path / "eve.json"
+    f.write_text(json.dumps(json_min_rows(data, [7], decisions=("accepted",))), encoding="utf-8")
+    s = import_annotations(run, f, annotator="alice")
+    assert s.recorded == 2 and s.by_annotator == {"alice": 2}
+    assert len(s.problems) == 1 and "'alice' already has a decision on item" in s.problems[0]
+    assert "made in the review page" in s.problems[0] and "task 1 (id 100)" in s.problems[0]
+    with ReviewStore(run) as store:
+        cur = store.current("alice")
+    assert cur[(ids[0], "alice")].decision == "rejected"  # the page's decision is still the live one
+    assert len(cur) == 3
+
+    # another Label Studio user imported under the same name later: not over the first one's decisions
+    other = tmp_path / "bob.json"
+    rows = json_min_rows(data, [8], decisions=("rejected",), updated="2026-02-01T00:00:00Z")
+    other.write_text(json.dumps(rows), encoding="utf-8")
+    s2 = import_annotations(run, other, annotator="alice")
+    assert s2.recorded == 0 and len(s2.problems) == 3
+    assert all("already has a decision" in p for p in s2.problems)
+    assert any("imported from another Label Studio annotation" in p for p in s2.problems)
+
+    # a later version of the same user's annotation does replace its earlier import
+    newer = json_min_rows(data, [7], decisions=("not_flipped",), updated="2026-03-01T00:00:00Z")
+    f.write_text(json.dumps(newer), encoding="utf-8")
+    s3 = import_annotations(run, f, annotator="alice")
+    assert s3.recorded == 2 and len(s3.problems) == 1
+    with ReviewStore(run) as store:
+        cur = store.current("alice")
+    assert [cur[(i, "alice")].decision for i in ids] == ["rejected", "not_flipped", "not_flipped"]
+
+
+def test_annotations_without_a_user_do_not_replace_each_other(tmp_path):
+    run = simple_run(tmp_path / "run", 2)
+    tasks, _, _ = write_tasks(run, tmp_path / "tasks.json")
+    anns = [ls_annotation(1, None, [choice("decision", CHOICE["accepted"])], updated="2026-01-01T10:00:00Z"),
+            ls_annotation(2, None, [choice("decision", CHOICE["rejected"])], updated="2026-01-01T11:00:00Z")]
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(exported(tasks, {0: anns})), encoding="utf-8")
+    s = import_annotations(run, f)
+    assert s.recorded == 1 and s.by_annotator == {"label-studio:unknown": 1}
+    assert len(s.problems) == 1 and "annotation 2: would replace the decision of" in s.problems[0]
+    with ReviewStore(run) as store:
+        assert [d.decision for d in store.current().values()] == ["accepted"]
+
+
+def test_files_imported_by_earlier_versions_are_recognised(tmp_path):
+    run = simple_run(tmp_path / "run", 2)
+    tasks, _, _ = write_tasks(run, tmp_path / "tasks.json")
+    data = json.loads(tasks.read_text(encoding="utf-8"))
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(exported(tasks, {0: [ls_annotation(5, 11, [choice("decision", CHOICE["accepted"])])]})),
+                 encoding="utf-8")
+    # the request id an earlier import recorded this annotation with: task id, annotation id, update time
+    record(run, [(data[0]["data"]["cfaug_item"], "label-studio:11", "accepted",
+                  {"request_id": "label-studio:100:5:2026-01-01T10:00:00.000000Z"})])
+    s = import_annotations(run, f)
+    assert s.recorded == 0 and s.already == 1 and not s.problems

@@ -28,9 +28,10 @@ def test_serve_passes_its_options(run, monkeypatch):
     calls = []
     monkeypatch.setattr(server, "serve", lambda run_dir, **kw: calls.append((run_dir, kw)) or 0)
     assert main(["review", "serve", str(run), "--port", "8123", "--annotator", "ann", "--no-browser"]) == 0
-    assert calls == [(str(run), {"host": "127.0.0.1", "port": 8123, "annotator": "ann", "open_browser": False})]
+    assert calls == [(str(run), {"host": None, "port": 8123, "annotator": "ann", "open_browser": False})]
     assert main(["review", "serve", str(run), "--host", "0.0.0.0"]) == 0
-    assert calls[-1][1]["host"] == "0.0.0.0" and calls[-1][1]["open_browser"] is True and calls[-1][1]["port"] == 0
+    # no --port: the last server's port on this run directory (None lets serve look it up), else a free one
+    assert calls[-1][1]["host"] == "0.0.0.0" and calls[-1][1]["open_browser"] is True and calls[-1][1]["port"] is None
 
 
 def test_serve_errors_are_one_line(run, tmp_path, monkeypatch, capsys):
@@ -129,3 +130,18 @@ def test_review_is_listed_in_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "review" in capsys.readouterr().out
+
+
+def test_stats_piped_to_a_reader_that_stops_early_exits_quietly(run):
+    """``cfaug review stats RUN_DIR | head -1``: the reader closes the pipe before the output is written;
+    the command ends without a traceback."""
+    import subprocess
+    import sys
+
+    record(run, [("k0#0", "ann", "accepted", {"seconds": 3.0}), ("k1#0", "bob", "rejected")])
+    proc = subprocess.Popen([sys.executable, "-m", "cfaug", "review", "stats", str(run)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the command writes (it takes a second to start)
+    err = proc.stderr.read().decode("utf-8", "replace")
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err and err == ""

@@ -141,7 +141,9 @@ def test_export_parquet_writes_a_card(decided, tmp_path):
     assert front["license"] == "cc-by-4.0" and front["task_ids"] == ["sentiment-classification"]
     assert front["size_categories"] == ["n<1K"]
     c = front["cfaug"]
-    assert c["task"] == "sentiment" and c["labels"] == ["negative", "positive"]
+    # the labels as the rows spell them (the sizes count those spellings)
+    assert c["task"] == "sentiment" and c["labels"] == ["Negative", "Positive"]
+    assert "(labels: Negative, Positive)" in card
     assert c["sizes"]["rows"] == 3 and c["sizes"]["by_label"] == {"Negative": 2, "Positive": 1}
     assert c["source_data"]["sha256"] == "ab" * 32
     assert c["method"] == {"name": "auto-cad.v1", "parameters": {"variants": "rm,rep"}, "seed": 3,

@@ -52,6 +52,7 @@ def test_counts_times_and_agreement_of_two(tmp_path):
     assert ag["observed"] == pytest.approx(2 / 3)
     assert s["combined"]["ties"] == 1  # k1
     text = format_stats(s)
+    assert "median 6.0 s per decision" in text  # the unit is said
     assert "Cohen's kappa" in text and "Krippendorff's alpha" in text and "auto-cad.v1" in text
     assert "1 ties" in text
 
@@ -75,3 +76,10 @@ def test_decision_units_leave_out_skips_and_name_other_labels(tmp_path):
     record(run, [("k0#0", "a", "skipped"), ("k0#0", "b", "other_label", {"label": "positive"})])
     with ReviewStore(run) as store:
         assert decision_units(store.current()) == {"k0#0": {"b": "other_label:positive"}}
+
+
+def test_decisions_without_times_say_so(tmp_path):
+    run = simple_run(tmp_path / "run", 2)
+    record(run, [("k0#0", "ann", "accepted")])  # imported decisions carry no time
+    text = format_stats(review_stats(run))
+    assert "no decision has a time" in text and "median - " not in text

@@ -12,19 +12,23 @@ from cfaug.data.io import DataError
 from cfaug.data.records import Counterfactual, NoCounterfactual
 from cfaug.methods.base import METHODS, Method
 from cfaug.registry import Entry
+from cfaug.run.results import SAME_WORDS
 from cfaug.run.rundir import RunDirError
 from cfaug.run.runner import RunOptions, run
 
-SWAP = {"good": "bad", "bad": "good", "great": "awful", "awful": "great"}
+SWAP = {"good": "bad", "bad": "good", "great": "awful", "awful": "great", "is": "is not", "are": "are not"}
 
 
 @dataclass
 class SwapConfig:
     drop_unchanged: bool = False  #: mark rewrites that changed nothing as failed (meta.passed = False)
+    fail_word: str = ""  #: mark rewrites of texts holding this word as failed, as a filter would
 
 
 class WordSwap(Method):
-    """Swaps a few opinion words; a text containing EXPLODE raises, one with NOTHING yields no candidate."""
+    """Swaps a few opinion words and negates "is" and "are"; a text containing EXPLODE raises, one with
+    NOTHING yields no candidate. A text with none of these words comes back unchanged (row f): the runner
+    never writes it."""
 
     name = "word-swap.v1"
     Config = SwapConfig
@@ -46,7 +50,8 @@ class WordSwap(Method):
             for role in task.edit_roles:
                 fields[role] = " ".join(SWAP.get(w, w) for w in fields[role].split())
             changed = fields != it.record.fields
-            passed = changed or not self.config.drop_unchanged
+            passed = (changed or not self.config.drop_unchanged) and not (
+                self.config.fail_word and self.config.fail_word in text.split())
             out.append([Counterfactual(it.record, fields, it.target, self.name,
                                        {"passed": passed, "seed": self.item_seed(it) % 1000,
                                         "own_judge": {"name": "swap", "flipped": changed}})])
@@ -97,14 +102,18 @@ def test_results_summary_and_output(reviews, tmp_path, method):
     assert sorted(by_id) == ["a", "b", "c", "e", "f"] and len(lines) == 5
     assert by_id["c"]["status"] == "error" and "RuntimeError: cannot edit c" in by_id["c"]["error"]
     assert by_id["e"]["status"] == "no_counterfactual" and by_id["a"]["status"] == "ok"
+    # f's rewrite holds its source's words: it is no counterfactual, and nothing is written under the target label
+    assert by_id["f"]["status"] == "no_counterfactual" and by_id["f"]["reason"] == SAME_WORDS
+    assert by_id["f"]["counterfactuals"] == []
     assert by_id["a"]["key"] == "a\u241fnegative"
     assert [(r["source_id"], r["text"], r["label"]) for r in rows] == [
-        ("a", "a bad film", "neg"), ("b", "an great plot", "pos"), ("f", "plain words", "neg")]  # input's spelling
+        ("a", "a bad film", "neg"), ("b", "an great plot", "pos")]  # input's spelling
     assert rows[0]["original_text"] == "a good film" and rows[0]["original_label"] == "pos"
     assert rows[0]["split"] == "train" and rows[0]["method"] == f"{method}.v1"
     assert (summary.rows_read, summary.rows_rejected, summary.items, summary.items_failed,
-            summary.items_without_counterfactual, summary.counterfactuals_written) == (7, 2, 5, 1, 1, 3)
-    assert summary.flip_rate_own_judge == pytest.approx(2 / 3) and summary.own_judge == "swap"
+            summary.items_without_counterfactual, summary.counterfactuals_written) == (7, 2, 5, 1, 2, 2)
+    assert summary.without_reasons == {"nothing to swap": 1, SAME_WORDS: 1}
+    assert summary.flip_rate_own_judge == pytest.approx(1.0) and summary.own_judge == "swap"
     written = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert written == rows
     assert list(written[0]) == ["text", "label", "source_id", "original_text", "original_label", "method",
@@ -132,11 +141,12 @@ def test_manifest_and_config(reviews, tmp_path):
     go(reviews, tmp_path, seed=7)
     cfg = json.loads((tmp_path / "run" / "config.json").read_text())
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert cfg["method"] == "word-swap.v1" and cfg["params"] == {"drop_unchanged": False} and cfg["seed"] == 7
+    assert cfg["method"] == "word-swap.v1" and cfg["seed"] == 7
+    assert cfg["params"] == {"drop_unchanged": False, "fail_word": ""}
     assert cfg["schema"] == {"text_cols": {"text": "text"}, "label_col": "label", "id_col": "id"}
     assert cfg["input_hash"] == man["input_hash"] and man["input_hash"].startswith("sha256:")
     assert man["seed"] == 7 and man["versions"]["cfaug"] and man["finished"]
-    assert man["summary"]["counterfactuals_written"] == 3
+    assert man["summary"]["counterfactuals_written"] == 2
 
 
 def test_resuming_skips_finished_items(reviews, tmp_path):
@@ -182,10 +192,15 @@ def test_a_changed_input_is_refused(reviews, tmp_path):
 
 
 def test_keep_failed_also_writes_filtered_candidates(reviews, tmp_path):
-    summary, rows = go(reviews, tmp_path, params={"drop_unchanged": True})
-    assert [r["source_id"] for r in rows] == ["a", "b"] and summary.candidates_filtered_out == 1
-    _, kept = go(reviews, tmp_path / "k", params={"drop_unchanged": True}, keep_failed=True)
-    assert [(r["source_id"], r["meta"]["passed"]) for r in kept] == [("a", True), ("b", True), ("f", False)]
+    params = {"drop_unchanged": True, "fail_word": "awful"}  # b's rewrite fails; f's is unchanged and failed
+    summary, rows = go(reviews, tmp_path, params=params)
+    assert [r["source_id"] for r in rows] == ["a"] and summary.candidates_filtered_out == 1
+    assert summary.without_reasons == {"nothing to swap": 1, SAME_WORDS: 1,
+                                       "every candidate was rejected by the method's own checks": 1}
+    summary, kept = go(reviews, tmp_path / "k", params=params, keep_failed=True)
+    # an unchanged rewrite is no candidate at all: not written even with keep_failed
+    assert [(r["source_id"], r["meta"]["passed"]) for r in kept] == [("a", True), ("b", False)]
+    assert summary.counterfactuals_written == 2 and summary.without_reasons[SAME_WORDS] == 1
 
 
 def test_limit_takes_the_first_valid_rows(reviews, tmp_path):
@@ -209,6 +224,7 @@ def test_nli_edits_only_the_chosen_side_once_per_other_relation(nli_tsv, tmp_pat
     for r in first:
         assert r["sentence1"] == r["original_sentence1"] == "A man in a red coat is walking a dog in the park."
         assert r["original_sentence2"] == "A man is outside with a dog." and r["original_gold_label"] == "entailment"
+        assert r["sentence2"] == "A man is not outside with a dog."
     assert list(rows[0]) == ["sentence1", "sentence2", "gold_label", "source_id", "original_sentence1",
                              "original_sentence2", "original_gold_label", "method", "meta"]
 
@@ -223,7 +239,7 @@ def test_every_row_rejected_is_a_whole_file_error(tmp_path):
 
 def test_no_output_file_still_returns_rows(reviews, tmp_path):
     summary, rows = go(reviews, tmp_path, out=None)
-    assert summary.output is None and len(rows) == 3
+    assert summary.output is None and [r["source_id"] for r in rows] == ["a", "b"]
 
 
 def test_retry_failed_runs_only_the_failed_items_again(reviews, tmp_path, monkeypatch):
@@ -242,7 +258,7 @@ def test_retry_failed_runs_only_the_failed_items_again(reviews, tmp_path, monkey
     monkeypatch.setattr(WordSwap, "generate", healed)
     summary, rows = go(reviews, tmp_path, retry_failed=True)
     assert WordSwap.calls == [["c"]]
-    assert summary.items_failed == 0 and summary.counterfactuals_written == 4
+    assert summary.items_failed == 0 and summary.counterfactuals_written == 3
     assert [r["source_id"] for r in rows].count("c") == 1
     summary, _ = go(reviews, tmp_path, retry_failed=True)  # nothing failed any more: nothing to do
     assert WordSwap.calls == [["c"]] and summary.items_failed == 0
@@ -254,7 +270,8 @@ def test_a_method_says_why_an_item_has_no_counterfactual(reviews, tmp_path, work
     lines = {json.loads(x)["source_id"]: json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()}
     assert lines["e"]["status"] == "no_counterfactual" and lines["e"]["reason"] == "nothing to swap"
     assert "reason" not in lines["a"]
-    assert summary.without_reasons == {"nothing to swap": 1}
+    assert lines["f"]["status"] == "no_counterfactual" and lines["f"]["reason"] == SAME_WORDS
+    assert summary.without_reasons == {"nothing to swap": 1, SAME_WORDS: 1}
     assert any("nothing to swap" in line for line in summary.lines())
 
 
@@ -342,7 +359,7 @@ def test_a_late_write_error_exits_2_and_keeps_the_results(reviews, tmp_path, mon
     monkeypatch.setattr(METHODS, "_entries", {**METHODS._entries, **registered_again})
     WordSwap.calls = []
     assert main(cmd) == 4  # the output is written from the run directory, without redoing the work (c failed)
-    assert WordSwap.calls == [] and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+    assert WordSwap.calls == [] and len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
 
 
 # ----------------------------------------------------------------------------------- resuming (12)

@@ -38,22 +38,12 @@ class TfidfLinearJudge:
         return f"tfidf-{self.model_kind}"
 
     def fit(self, inputs: Sequence[JudgeInput], labels: Sequence[str]) -> TfidfLinearJudge:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.svm import LinearSVC
-
         texts = [as_text(x) for x in inputs]
         if len(set(labels)) < 2:
             raise ValueError("a classifier needs at least two distinct labels in its training data")
-        self._vec = TfidfVectorizer(ngram_range=(1, self.ngram_max), sublinear_tf=True, min_df=self.min_df,
-                                    lowercase=True, token_pattern=r"(?u)\b\w[\w']*\b")
+        self._vec = self.vectorizer()
         X = self._vec.fit_transform(texts)
-        if self.model_kind == "logreg":
-            # liblinear is binary only; more classes (ratings, NLI) get a multinomial model
-            solver = "liblinear" if len(set(labels)) == 2 else "lbfgs"
-            self._clf = LogisticRegression(C=self.C, max_iter=2000, solver=solver, random_state=self.seed)
-        else:
-            self._clf = LinearSVC(C=self.C, random_state=self.seed)
+        self._clf = self.linear_model(len(set(labels)))
         self._clf.fit(X, list(labels))
         self.labels = tuple(str(c) for c in self._clf.classes_)
         h = hashlib.sha256()
@@ -62,6 +52,25 @@ class TfidfLinearJudge:
             h.update(b"\0" + str(y).encode() + b"\n")
         self._train_hash = h.hexdigest()[:16]
         return self
+
+    def vectorizer(self) -> Any:
+        """A new, unfitted ``TfidfVectorizer`` with this judge's features (word 1..``ngram_max`` grams,
+        sublinear tf, lower-cased)."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        return TfidfVectorizer(ngram_range=(1, self.ngram_max), sublinear_tf=True, min_df=self.min_df,
+                               lowercase=True, token_pattern=r"(?u)\b\w[\w']*\b")
+
+    def linear_model(self, n_labels: int) -> Any:
+        """A new, unfitted scikit-learn linear model of this judge's kind and ``C`` for ``n_labels`` labels."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.svm import LinearSVC
+
+        if self.model_kind == "logreg":
+            # liblinear is binary only; more classes (ratings, NLI) get a multinomial model
+            solver = "liblinear" if n_labels == 2 else "lbfgs"
+            return LogisticRegression(C=self.C, max_iter=2000, solver=solver, random_state=self.seed)
+        return LinearSVC(C=self.C, random_state=self.seed)
 
     def decision(self, inputs: Sequence[JudgeInput]) -> np.ndarray:
         X = self._vec.transform([as_text(x) for x in inputs])

@@ -90,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
     options["params"] = method_params(args, cfg)
     output = args.output or cfg.get("output") or str(Path(args.input).with_suffix("")) + ".counterfactuals.jsonl"
     options.setdefault("run_dir", str(output) + ".run")
+    from cfaug.run.outputs import check_output
+
+    check_output(output, "-o", inputs=[("--config", args.config)])  # the rest is checked by the runner
     try:
         summary, _ = run_augment(args.input, output=output, **options)
     except user_errors() as exc:

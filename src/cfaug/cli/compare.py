@@ -161,12 +161,13 @@ def options_from_args(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError, user_errors
-    from cfaug.compare.pipeline import EXIT_FAILED, run_compare, write_report
+    from cfaug.compare.pipeline import EXIT_FAILED, check_outputs, run_compare, write_report
     from cfaug.compare.summary import text_table
 
     opts = options_from_args(args)
     log = lambda m: print(m, file=sys.stderr)
     try:
+        check_outputs(args.input, opts, [("--config", args.config)])  # (run_compare checks the rest again)
         result = run_compare(args.input, opts, log=log)
     except (*user_errors(), ValueError) as exc:
         raise CliError(str(exc)) from exc

@@ -6,7 +6,6 @@ import argparse
 import json
 import re
 import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -95,20 +94,34 @@ def describe_example(row: dict[str, Any], rank: int, total: int) -> str:
             f"({', '.join(str(p) for p in parts if p)})\n  {said}")
 
 
+def run_dir_of(output: Path) -> Path:
+    """The run directory of ``output`` as ``cfaug augment`` names it by default: ``OUTPUT.run`` beside it (the
+    demo keeps to it, so every command it suggests finds the run without ``--run-dir``)."""
+    return output.with_name(output.name + ".run")
+
+
+#: the README's quick start: the demo's next steps run it on the demo's input (first argument of augment)
+QUICK_START = (("augment",), "cfaug augment {input} -o cf.jsonl --seed 0 --limit 20",
+               "your own run on the demo's input (any CSV, TSV, JSONL or Parquet file works the same way); "
+               "its run directory is cf.jsonl.run")
+
+
 def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[str, ...]] | None = None) -> list[str]:
-    """What to try after the demo, as lines; only commands that ``cfaug`` has (``commands``: the command
-    paths it registers, e.g. ``("review", "serve")``; default: read from the parser)."""
+    """What to try after the demo, as lines: the demo's own output checked (``output``, its run directory
+    ``run_dir``, the ``report``), then the README's quick start on its input; only commands that ``cfaug``
+    has (``commands``: the command paths it registers, e.g. ``("review", "serve")``; default: read from the
+    parser). Every run directory is ``OUTPUT.run``, as ``cfaug augment`` names it."""
     have = registered_commands() if commands is None else commands
     q = shlex.quote
-    steps = [(("augment",), f"cfaug augment {q(str(output.parent / 'reviews.tsv'))} -o counterfactuals.jsonl",
-              "the same on the demo's input (your own CSV, TSV, JSONL or Parquet file works the same way)"),
-             (("evaluate",), f"cfaug evaluate {q(str(output))} --run-dir {q(str(run_dir))}",
+    path, augment, what = QUICK_START
+    steps = [(("evaluate",), f"cfaug evaluate {q(str(output))}",
               "content similarity, edit rate, fluency, diversity; add --judge-train LABELLED_DATA for a flip rate by an "
-              "independent judge (--run-dir keeps the metrics where the report finds them)"),
+              f"independent judge (the metrics go into {run_dir}, where the report finds them)"),
              (("report",), f"cfaug report {q(str(run_dir))} -o {q(str(report))}",
               "the report again, now with those metrics (without -o it goes to RUN_DIR/report.html)"),
              (("review", "serve"), f"cfaug review serve {q(str(run_dir))}",
-              "go through the counterfactuals one by one in a browser")]
+              "go through the counterfactuals one by one in a browser"),
+             (path, augment.format(input=q(str(output.parent / "reviews.tsv"))), what)]
     out = ["next:"]
     for path, cmd, what in steps:
         if path in have:
@@ -127,15 +140,16 @@ def registered_commands() -> set[tuple[str, ...]]:
 def run(args: argparse.Namespace) -> int:
     from cfaug.api import run_augment
     from cfaug.evaluate.report.html_report import write_report
+    from cfaug.run.outputs import write_bytes_atomic
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     output = out / "counterfactuals.jsonl"
     # the input beside its output: a file of the user's to try every other command on
-    shutil.copyfile(sample_path(), out / "reviews.tsv")
+    write_bytes_atomic(out / "reviews.tsv", sample_path().read_bytes())
     print(f"input: {sample_path()} (60 reviews; see resources/demo/SOURCE.md)", file=sys.stderr)
     summary, rows = run_augment(sample_path(), "auto-cad", text_col="Text", label_col="Sentiment", id_col="id",
-                                run_dir=out / "run", output=output, seed=0)
+                                run_dir=run_dir_of(output), output=output, seed=0)
     print("\n".join(summary.lines()), file=sys.stderr)
     chosen = pick_examples(rows, args.examples)
     judge = summary.own_judge or "its classifier"

@@ -58,11 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _named(values: list[str], flag: str) -> list[tuple[str, str]]:
     from cfaug.cli import CliError
+    from cfaug.quoting import quote
 
     out = []
     for v in values:
         if "=" not in v:
-            raise CliError(f"{flag} expects NAME=FILE, got {v!r}")
+            raise CliError(f"{flag} expects NAME=FILE, got {quote(v)}")
         name, path = v.split("=", 1)
         out.append((name.strip(), path))
     return out
@@ -70,11 +71,12 @@ def _named(values: list[str], flag: str) -> list[tuple[str, str]]:
 
 def _seeds(text: str) -> list[int]:
     from cfaug.cli import CliError
+    from cfaug.quoting import quote
 
     try:
         return [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise CliError(f"--seeds expects comma-separated integers, got {text!r}") from None
+        raise CliError(f"--seeds expects comma-separated integers, got {quote(text)}") from None
 
 
 def _summarizer_settings(params: dict[str, str]) -> SummarizerSettings:
@@ -82,18 +84,19 @@ def _summarizer_settings(params: dict[str, str]) -> SummarizerSettings:
     from dataclasses import fields
 
     from cfaug.cli import CliError
+    from cfaug.quoting import quote
     from cfaug.evaluate.downstream.summarizer import SummarizerSettings
 
     known = [f.name for f in fields(SummarizerSettings)]
     values: dict[str, object] = {}
     for key, raw in params.items():
         if key not in known:
-            raise CliError(f"unknown summarizer setting {key!r}; known: {', '.join(known)}")
+            raise CliError(f"unknown summarizer setting {quote(key)}; known: {', '.join(known)}")
         kind = type(getattr(SummarizerSettings(), key))
         try:
             values[key] = kind(raw)
         except ValueError:
-            raise CliError(f"-p {key} expects a {kind.__name__}, got {raw!r}") from None
+            raise CliError(f"-p {key} expects a {kind.__name__}, got {quote(raw)}") from None
     return SummarizerSettings(**values)
 
 
@@ -155,6 +158,26 @@ def run_summarization(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check the outputs against every input (:mod:`cfaug.run.outputs`), lock them, then train and test."""
+    from cfaug.run.outputs import OutputRefused, check_output, output_lock, same_file
+
+    named = [(flag, v.split("=", 1)[1] if "=" in v else None)
+             for flag, values in (("--augment", args.augment), ("--in-domain", args.in_domain),
+                                  ("--challenge", args.challenge), ("--out-of-domain", args.out_of_domain))
+             for v in values]
+    inputs = [("--train", args.train), ("--dev", args.dev), ("--judge-train", args.judge_train), *named,
+              *(("--groups", g) for g in args.groups)]
+    check_output(args.output, "-o", inputs=inputs)
+    check_output(args.markdown, "--markdown", inputs=inputs)
+    if args.markdown and same_file(args.markdown, args.output):
+        raise OutputRefused(f"--markdown {args.markdown} is the same file as -o {args.output}: name another file")
+    if args.task == "opinion-summarization":
+        check_output(args.artifacts or Path(args.output).with_suffix(".models"), "--artifacts", inputs=inputs)
+    with output_lock(args.output, args.markdown):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError
 
     summarization = {"--groups": args.groups, "--judge-train": args.judge_train, "--artifacts": args.artifacts}
@@ -208,11 +231,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, record: dict, table: str) -> int:
     """The results JSON (with the command) to ``--output``, the table to stdout and ``--markdown``."""
+    from cfaug.run.outputs import write_text_atomic
+
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**record, "command": sys.argv}, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(out, json.dumps({**record, "command": sys.argv}, indent=2) + "\n")
     if args.markdown:
-        Path(args.markdown).write_text(table + "\n", encoding="utf-8")
+        write_text_atomic(args.markdown, table + "\n")
     print(table)
     print(f"results: {out}", file=sys.stderr)
     return 0

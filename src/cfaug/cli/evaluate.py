@@ -80,6 +80,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check the outputs against what the command reads (:mod:`cfaug.run.outputs`), lock them, then score."""
+    from cfaug.evaluate.pairs import is_run_dir
+    from cfaug.run.outputs import check_output, output_lock
+
+    run_dir = Path(args.input) if is_run_dir(args.input) else None
+    beside = Path(str(args.input) + ".run")
+    models = [(f"--{k.replace('_', '-')}", getattr(args, k)) for k in ("judge", "encoder", "token_encoder",
+                                                                      "mover_encoder", "lm")]
+    reference = args.ngram_reference if args.ngram_reference not in ("auto", "none") else None
+    check_output(args.output, "-o", inputs=[("", args.input), ("--judge-train", args.judge_train), *models,
+                                            ("--ngram-reference", reference)],
+                 read_dirs=[("", run_dir), ("--run-dir", args.run_dir), ("", beside if beside.is_dir() else None)],
+                 own_files=("metrics.json",))
+    extra = Path(args.run_dir) if args.run_dir else (beside if run_dir is None and not args.output and
+                                                     beside.is_dir() else None)
+    with output_lock(_output(args, run_dir), extra and extra / "metrics.json"):
+        return _run(args)
+
+
+def _output(args: argparse.Namespace, run_dir: Path | None) -> Path:
+    """The metrics file: ``-o``, else ``RUN_DIR/metrics.json`` for a run directory, else beside the input."""
+    return Path(args.output) if args.output else (run_dir / "metrics.json" if run_dir
+                                                  else Path(str(args.input) + ".metrics.json"))
+
+
+def _run(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError
     from cfaug.data.io import DataError
     from cfaug.data.labels import LabelError
@@ -90,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.evaluate.suite import EvaluationConfig, evaluate
     from cfaug.evaluate.table import metrics_table
     from cfaug.local_models import ModelPathError
+    from cfaug.run.outputs import write_text_atomic
 
     if args.judge and args.judge_train:
         raise CliError("name one flip-rate judge: --judge PATH or --judge-train DATA, not both")
@@ -133,15 +160,13 @@ def run(args: argparse.Namespace) -> int:
     human = _human_figures(run_dir, pairs, config, judgements)
     if human is not None:
         result["human"] = human
-    out = Path(args.output) if args.output else (run_dir / "metrics.json" if run_dir
-                                                 else Path(str(args.input) + ".metrics.json"))
+    out = _output(args, run_dir)
     targets = [out]
     if write_extra and (extra_dir / "metrics.json").resolve() != out.resolve():
         targets.append(extra_dir / "metrics.json")
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     for t in targets:
-        t.parent.mkdir(parents=True, exist_ok=True)
-        t.write_text(text, encoding="utf-8")
+        write_text_atomic(t, text)
     if run_dir is not None and not args.output and judgements:
         from cfaug.evaluate.judgements import write_judgements
 

@@ -47,8 +47,9 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: $CFAUG_LLM_BASE_URL or $OPENAI_BASE_URL)")
     g.add_argument("--llm-model", default=None, help="served model name, or local model folder (default: $CFAUG_LLM_MODEL)")
     g.add_argument("--llm-api", choices=("chat", "completions"), default=None, help="HTTP endpoint (default chat)")
-    g.add_argument("--llm-api-key-env", default=None, metavar="VAR",
-                   help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV})")
+    g.add_argument("--llm-api-key-env", default=None, metavar="VAR", type=_key_env_name,
+                   help=f"name of the environment variable holding the API key (default {DEFAULT_KEY_ENV}); "
+                        "never the key itself")
     g.add_argument("--llm-device", default=None, help="local models: cpu, cuda, cuda:1 (default: cuda if available)")
     g.add_argument("--llm-batch-size", type=int, default=None, help=f"local models: requests per batch (default {DEFAULT_BATCH_SIZE})")
     g.add_argument("--cache-dir", default=None,
@@ -80,6 +81,15 @@ def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> No
 
         raise CliError(f"{args.config}: do not put API keys in config files; set an environment variable and "
                        "name it with llm_api_key_env")
+    if cfg.get("llm_api_key_env") is not None and getattr(args, "llm_api_key_env", None) is None:
+        from cfaug.cli import CliError
+        from cfaug.llm.errors import LLMConfigError
+        from cfaug.llm.settings import check_key_env
+
+        try:
+            check_key_env(cfg["llm_api_key_env"], f"llm_api_key_env in {args.config}")
+        except LLMConfigError as exc:
+            raise CliError(str(exc)) from None
     llm = dict(params.get("llm") or {})
     for option, key in OPTION_KEYS:
         value = getattr(args, option, None)
@@ -92,6 +102,19 @@ def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> No
         llm[key] = value
     if llm:
         params["llm"] = llm
+
+
+def _key_env_name(value: str) -> str:
+    """``--llm-api-key-env``'s value: the name of an environment variable. Anything else (a key pasted
+    in its place, above all) is refused without being shown (see :func:`cfaug.llm.settings.check_key_env`)."""
+    from cfaug.llm.errors import LLMConfigError
+    from cfaug.llm.settings import check_key_env
+
+    try:
+        check_key_env(value, "--llm-api-key-env")
+    except LLMConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--llm-api-key-env ")) from None
+    return value
 
 
 def _truthy(value: Any) -> bool:

@@ -8,11 +8,12 @@ from typing import Any
 def parse_params(pairs: list[str]) -> dict[str, str]:
     """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}`` (values are converted by the method config)."""
     from cfaug.cli import CliError
+    from cfaug.quoting import quote
 
     out: dict[str, str] = {}
     for p in pairs:
         if "=" not in p:
-            raise CliError(f"--param expects KEY=VALUE, got {p!r}")
+            raise CliError(f"--param expects KEY=VALUE, got {quote(p)}")
         k, v = p.split("=", 1)
         out[k.strip().replace("-", "_")] = v
     return out

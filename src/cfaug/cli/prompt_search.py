@@ -243,6 +243,28 @@ def _proxy(train: str, min_similarity: float) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check OUT against what the search reads (:mod:`cfaug.run.outputs`), lock it, then search."""
+    from cfaug.cli.llm_options import llm_params_from_args
+    from cfaug.run.outputs import check_output, output_lock, param_inputs
+
+    out = Path(args.output)
+    marks_dir = args.marks if args.marks and marks_is_run_dir(args.marks) else None
+    llm: dict[str, Any] = {}
+    llm_params_from_args(args, llm)
+    inputs = [("", args.eval_set), ("--annotations", args.annotations), ("--judge-train", args.judge_train),
+              ("--marks", None if marks_dir else args.marks), ("--config", getattr(args, "config", None)),
+              *param_inputs(llm)]
+    read_dirs = [("--marks", marks_dir)]
+    check_output(args.output, "-o", inputs=inputs, read_dirs=read_dirs)
+    for name in ("demos.tsv", "search.json"):
+        check_output(out / name, "-o", inputs=inputs, read_dirs=read_dirs)
+    for name in ("prompts", "runs"):
+        check_output(out / name, "-o", inputs=inputs, read_dirs=read_dirs, folder=True)
+    with output_lock(out):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from cfaug.api import run_augment
     from cfaug.cli import CliError
     from cfaug.cli.llm_options import llm_params_from_args
@@ -250,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.data.tasks import make_task
     from cfaug.methods.lass.prompt_search import (AnnotationNeeded, HumanMarks, MarksNeeded, ReviewedMarks,
                                                   SearchSettings, prompt_id, search_prompt, write_demos)
+    from cfaug.run.outputs import write_text_atomic
 
     out = Path(args.output)
     (out / "prompts").mkdir(parents=True, exist_ok=True)
@@ -296,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         print(str(exc))
         return 3
     write_demos(result.sequence, out / "demos.tsv")
-    (out / "search.json").write_text(json.dumps(result.to_json(), indent=1), encoding="utf-8")
+    write_text_atomic(out / "search.json", json.dumps(result.to_json(), indent=1))
     print(f"success {result.start_success:.2f} -> {result.success:.2f} ({result.scorer} judgement; {result.stopped}); "
           f"use: cfaug augment CORPUS --method lass-pairs -p demos={out / 'demos.tsv'} -p demo_selection=ordered "
           f"-p n_demos={len(result.sequence)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EXIT_CODES = ("exit codes: 0 done; 2 a problem with the run directory, the review store, the input file or the "
@@ -26,10 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "at a time, keyboard first; several annotators may review at once, each with a name. Stop "
                     "with Ctrl-C (decisions are already saved).", epilog=EXIT_CODES)
     s.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by 'cfaug augment'")
-    s.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only; another address lets other "
-                        "machines in, still only with the token)")
-    s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    s.add_argument("--host", default=None,
+                   help="address to listen on (default 127.0.0.1: this machine only, or with CFAUG_REVIEW_TOKEN "
+                        "set the last server's; another address lets other machines in, still only with the "
+                        "token)")
+    s.add_argument("--port", type=int, default=None,
+                   help="port (default: the last server's on this run directory, so open pages keep working "
+                        "across a restart, else a free one; 0: a free one)")
     s.add_argument("--annotator", metavar="NAME",
                    help="record every decision under this name (default: the page asks each person for theirs)")
     s.add_argument("--no-browser", action="store_true", help="print the URL only; do not open a browser")
@@ -98,7 +102,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError
     from cfaug.review.server import serve
 
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         raise CliError(f"--port {args.port}: a port is a number from 0 to 65535")
     try:
         return serve(args.run_dir, host=args.host, port=args.port, annotator=args.annotator,
@@ -106,7 +110,8 @@ def run_serve(args: argparse.Namespace) -> int:
     except _store_errors() as exc:
         raise CliError(str(exc)) from exc
     except OSError as exc:  # the address is taken or cannot be bound
-        raise CliError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+        where = (args.host or "127.0.0.1") + (f":{args.port}" if args.port is not None else "")
+        raise CliError(f"cannot serve on {where}: {exc.strerror or exc}") from exc
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -152,7 +157,10 @@ def run_stats(args: argparse.Namespace) -> int:
         stats = review_stats(args.run_dir)
     except _store_errors() as exc:
         raise CliError(str(exc)) from exc
-    print(json.dumps(stats, ensure_ascii=False, indent=2) if args.json else format_stats(stats))
+    try:
+        print(json.dumps(stats, ensure_ascii=False, indent=2) if args.json else format_stats(stats), flush=True)
+    except BrokenPipeError:  # the reader stopped early (| head): nothing more to say, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -175,5 +183,6 @@ def run_import_label_studio(args: argparse.Namespace) -> int:
                           " (the file holds no annotations)"))
     print(f"{summary.recorded} decisions recorded in {args.run_dir}/review.sqlite"
           + (f", {summary.already} imported before" if summary.already else "")
+          + (f", {summary.replaced} replaced by a later annotation of the same user" if summary.replaced else "")
           + (f", {len(summary.problems)} annotations not imported" if summary.problems else ""), file=sys.stderr)
     return 0

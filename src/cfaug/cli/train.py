@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     for name in _GENERATION_ONLY:
         options.pop(name, None)
     options["params"] = method_params(args, cfg)
+    from cfaug.run.outputs import check_output
+
+    check_output(args.output, "-o", inputs=[("--config", args.config)], folder=True)  # the rest: train_model
     try:
         fitted = train_model(args.method, args.train_data, args.output, **options)
     except user_errors() as exc:

@@ -3,8 +3,11 @@
 The downstream harness (:func:`cfaug.evaluate.downstream.run_downstream`) trains the same classifier on
 the sampled originals alone, on originals + each finished method's counterfactuals, and on originals +
 each ``--reference`` set, once per seed, and tests it on ``--test`` (in-domain), every ``--challenge`` and
-every ``--out-of-domain`` set. Without ``--dev`` each training run holds out a seeded 10% of its own
-training rows to choose its settings, so even the TF-IDF classifiers differ between seeds.
+every ``--out-of-domain`` set. Each training run chooses its classifier's settings by the classifier's
+rule (for the TF-IDF ones :func:`cfaug.classifiers.selection.select_setting`: on ``--dev`` when it has 50
+rows or more, else by a seeded cross-validation over the run's own training rows, so the seeds can differ,
+else the default); the record lists every choice with its score (``selection``) and every model that
+predicted (nearly) one label for a whole test set (``warnings``).
 
 Two figures on the same test items, from each model's per-item predictions:
 
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cfaug.classifiers.selection import MIN_SELECTION_ROWS, SELECTION_RULE
 from cfaug.data.records import Record
 from cfaug.data.tasks import Task
 from cfaug.evaluate.downstream.harness import (
@@ -35,6 +39,7 @@ from cfaug.evaluate.downstream.harness import (
     load_labelled,
     run_downstream,
 )
+from cfaug.evaluate.downstream.table import CHOICE_FACTS, choice_score
 
 DOWNSTREAM_FILE = "downstream.json"
 BOOTSTRAP_REPS = 1000
@@ -42,6 +47,9 @@ PERMUTATION_REPS = 10000
 ORIGINALS = "originals"
 DEFAULT_CLASSIFIER = "tfidf-svm"
 DEFAULT_SEEDS = 3
+#: what ``dev`` says without ``--dev``
+NO_DEV = (f"none: each training run chooses its settings by cross-validation over its own rows (seeded), or keeps "
+          f"the default with fewer than {MIN_SELECTION_ROWS} rows")
 
 
 def condition_name(name: str) -> str:
@@ -127,14 +135,14 @@ def load_sets(task: Task, tests: list[tuple[str, str, str]], references: list[tu
               text_col: str | None, label_col: str | None, log: Callable[[str], None]
               ) -> tuple[list[LabelledSet], list[LabelledSet], LabelledSet]:
     """The test sets (``tests``: (name, path, kind)), the reference sets and the dev set (empty without
-    ``dev``: each training run then holds out 10% of its rows), read before any method runs."""
+    ``dev``: each training run then chooses its settings on its own rows), read before any method runs."""
     test_sets = [load_test(path, task, name, kind, text_col, label_col) for name, path, kind in tests]
     ref_sets = [load_test(path, task, name, "reference", text_col, label_col) for name, path in references]
     for s in [*test_sets, *ref_sets]:
         if s.rejects:
             log(f"{s.source}: {len(s.rejects)} rows skipped, first: {s.rejects[0].message()}")
     dev_set = load_test(dev, task, "dev", "dev", text_col, label_col) if dev else \
-        LabelledSet("dev", [], [], "held-out 10% of each training condition (seeded)")
+        LabelledSet("dev", [], [], NO_DEV)
     return test_sets, ref_sets, dev_set
 
 
@@ -152,7 +160,7 @@ def run_compare_downstream(out_dir: Path, sample: Sequence[Record], sample_path:
                           "tests": [(s.name, s.kind, s.sha256) for s in test_sets],
                           "dev": dev, "classifier": classifier,
                           "params": classifier_params or {}, "seeds": seeds, "seed": seed,
-                          "reps": [BOOTSTRAP_REPS, PERMUTATION_REPS]})
+                          "reps": [BOOTSTRAP_REPS, PERMUTATION_REPS], "selection": SELECTION_RULE})
     path = out_dir / DOWNSTREAM_FILE
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
@@ -226,6 +234,8 @@ def run_compare_downstream(out_dir: Path, sample: Sequence[Record], sample_path:
         "seeds_note": ("every seed gave the same accuracy" if deterministic and len(seeds) > 1 else
                        f"{len(seeds)} seed(s); accuracy is each test item's correctness averaged over them"),
         "dev": result.dev,
+        "selection": selection_record(result.chosen, added),
+        "warnings": [{**w, "name": added.get(w["condition"], ORIGINALS)} for w in result.warnings],
         "conditions": {c: {**info, "kind": kinds[c], "name": added.get(c, ORIGINALS)}
                        for c, info in result.conditions.items()},
         "tests": result.tests,
@@ -239,8 +249,33 @@ def run_compare_downstream(out_dir: Path, sample: Sequence[Record], sample_path:
                     "gain": "accuracy of originals + X minus accuracy of originals alone, on the same test items"},
         "harness": result.to_json(),
     }
-    path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    from cfaug.run.outputs import write_text_atomic
+
+    write_text_atomic(path, json.dumps(record, indent=2, default=str) + "\n")
     return record
+
+
+def selection_record(chosen: dict[str, list[dict[str, Any]]], added: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """Per training condition, each seed's chosen ``settings`` (e.g. ``{"C": 1.0, "ngram_max": 2}``), how
+    they were chosen (``how``), the score they were chosen on (``score``, a ``metric``: balanced accuracy
+    for the TF-IDF classifiers; None when the default was kept) over how many ``rows``, and the ``note``
+    that says why."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cond, runs in chosen.items():
+        out[cond] = [{"seed": r.get("seed"), "name": added.get(cond, ORIGINALS),
+                      "settings": {k: v for k, v in r.items() if k not in CHOICE_FACTS},
+                      "how": r.get("selection") or ("held-out training rows" if r.get("dev") else "dev set"),
+                      "score": choice_score(r), "metric": r.get("metric") or "accuracy",
+                      "rows": r.get("selection_rows", r.get("dev_rows")), "note": r.get("selection_note")}
+                     for r in runs]
+    return out
+
+
+def selection_facts(record: dict[str, Any]) -> dict[str, Any]:
+    """One entry of :func:`selection_record` back in the form a classifier's ``fit`` reports it (for
+    :func:`cfaug.evaluate.downstream.table.chosen_lines`)."""
+    return {**(record.get("settings") or {}), "seed": record.get("seed"), "selection": record.get("how"),
+            "score": record.get("score"), "metric": record.get("metric"), "selection_note": record.get("note")}
 
 
 def method_figures(record: dict[str, Any] | None, name: str) -> dict[str, Any] | None:

@@ -145,8 +145,10 @@ def _as_path(data: Any, out_dir: Path) -> tuple[str, bool]:
     from cfaug.data.io.sources import open_rows
 
     _, _, it = open_rows(data, None)
+    from cfaug.run.outputs import atomic_open
+
     path = out_dir / DATA_COPY
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         for _, row in it:
             if isinstance(row, dict):
                 fh.write(json.dumps(row, ensure_ascii=False, default=lambda v: v.item() if hasattr(v, "item")
@@ -154,10 +156,46 @@ def _as_path(data: Any, out_dir: Path) -> tuple[str, bool]:
     return str(path), True
 
 
+def check_outputs(data: Any, opts: CompareOptions, inputs: list[tuple[str, Any]] | None = None) -> None:
+    """Refuse a comparison folder whose files would overwrite something the comparison reads (see
+    :mod:`cfaug.run.outputs`): the folder must not be an input, and no input may be one of the files it
+    writes there or lie in its ``runs/`` or ``scores/``. ``inputs``: more (flag, path) pairs to check
+    (``--config``)."""
+    from cfaug.compare.downstream import DOWNSTREAM_FILE
+    from cfaug.compare.runs import RUNS
+    from cfaug.compare.sample import SAMPLE_FILE
+    from cfaug.compare.scoring import SCORES
+    from cfaug.compare.summary import SUMMARY_JSON, SUMMARY_MD
+    from cfaug.run.outputs import check_output, param_inputs
+
+    every = [("", data), ("--test", opts.test), ("--dev", opts.dev), ("--judge-train", opts.judge_train),
+             ("--judge", opts.judge), *(("--challenge", p) for _, p in opts.challenge),
+             *(("--out-of-domain", p) for _, p in opts.out_of_domain), *(("--reference", p) for _, p in opts.reference),
+             *((f"--{k.replace('_', '-')}", opts.run.get(k)) for k in ("train_data", "model")),
+             *param_inputs(opts.params), *(x for ps in opts.method_params.values() for x in param_inputs(ps)),
+             *(inputs or [])]
+    out_dir = Path(opts.output).expanduser()
+    check_output(opts.output, "-o", inputs=every)
+    for name in (COMPARE_FILE, DATA_COPY, SAMPLE_FILE, DOWNSTREAM_FILE, SUMMARY_JSON, SUMMARY_MD, "report.html"):
+        check_output(out_dir / name, "-o", inputs=every)
+    for name in (RUNS, SCORES):
+        check_output(out_dir / name, "-o", inputs=every, folder=True)
+
+
 def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | None = None) -> CompareResult:
     """Run the comparison (see the module docstring). Bad options or unreadable input raise (a
     :class:`ConfigError`, :class:`~cfaug.data.io.DataError`, ...) before any method runs; a method's own
-    failure is recorded in the summary and never raised."""
+    failure is recorded in the summary and never raised. An output folder whose files would overwrite an
+    input is refused (:func:`check_outputs`), and the folder is locked while the comparison runs
+    (:func:`cfaug.run.outputs.output_lock`)."""
+    from cfaug.run.outputs import output_lock
+
+    check_outputs(data, opts)
+    with output_lock(Path(opts.output).expanduser()):
+        return _run_compare(data, opts, log)
+
+
+def _run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | None = None) -> CompareResult:
     from cfaug.compare.downstream import (
         DEFAULT_CLASSIFIER,
         method_figures,
@@ -170,6 +208,7 @@ def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | No
         run_key,
         run_method,
         unknown_shared_params,
+        without_counterfactual,
     )
     from cfaug.compare.sample import read_input, write_sample
     from cfaug.compare.scoring import DEFINITIONS, JudgeSpec, score_methods
@@ -244,7 +283,9 @@ def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | No
         "run_options": {k: v for k, v in base.items() if k != "seed"},
         "evaluation": dataclasses.asdict(evaluation), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    (out_dir / COMPARE_FILE).write_text(json.dumps(asked, indent=2, default=str) + "\n", encoding="utf-8")
+    from cfaug.run.outputs import write_text_atomic
+
+    write_text_atomic(out_dir / COMPARE_FILE, json.dumps(asked, indent=2, default=str) + "\n")
 
     # -- run every method ----------------------------------------------------------------------------
     run_base = {k: v for k, v in base.items() if k != "input_format"}
@@ -291,6 +332,7 @@ def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | No
         s = scores.get(r.method)
         run_dir_exists = r.run_dir is not None and (out_dir / r.run_dir).is_dir()
         output_exists = r.output is not None and (out_dir / r.output).exists()
+        none, reasons = without_counterfactual(out_dir / r.run_dir) if r.ok and run_dir_exists else (None, None)
         entry: dict[str, Any] = {
             "method": r.method, "registered": r.registered, "status": r.status, "reason": r.reason,
             "rows": len(sample.records),
@@ -303,6 +345,7 @@ def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | No
             "seconds": r.seconds, "llm": r.llm,
             "downstream": method_figures(downstream, r.method),
             "items_failed": r.summary.get("items_failed") if r.summary else None,
+            "items_without_counterfactual": none, "without_reasons": reasons,
             "reused": r.reused, "stopped": r.stopped,
             "run_dir": str(r.run_dir) if run_dir_exists else None,
             "output": str(r.output) if output_exists else None,
@@ -320,6 +363,8 @@ def run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | No
                                for t, v in downstream["tests"].items()}
         ds_summary["originals"] = {t: v["mean"] for t, v in downstream["accuracy"]["originals"].items()}
         ds_summary["dev"] = downstream["dev"].get("source")
+        ds_summary["selection"] = downstream.get("selection") or {}
+        ds_summary["warnings"] = downstream.get("warnings") or []
         ds_summary["file"] = "downstream.json"
     evaluation_info = {"settings": dataclasses.asdict(evaluation), "definitions": DEFINITIONS}
     summary = build_summary(entries, references, judge_info, data_info, ds_summary, evaluation_info)
@@ -376,13 +421,20 @@ def write_report(out_dir: Path, log: Callable[[str], None]) -> Path | None:
 def summary_frame(summary: dict[str, Any]) -> Any:
     """The summary's method entries as a pandas DataFrame, one row per method (ranked order, references
     last); nested figures flattened: ``llm_requests``, ``llm_input_tokens``, ``llm_output_tokens``,
-    ``llm_cost_usd``, ``fluency`` (its value) and ``fluency_originals``, and per test set
+    ``llm_cost_usd``, ``fluency`` (its value) and ``fluency_originals``, each rate's 95% interval as
+    ``<rate>_lo`` and ``<rate>_hi`` (``coverage``, ``flipped_coverage``, ``flip_rate``), and per test set
     ``gain_<set>``, ``gain_<set>_lo``, ``gain_<set>_hi``, ``accuracy_<set>``."""
     import pandas as pd
+
+    from cfaug.compare.intervals import RATES
 
     rows = []
     for e in summary["methods"]:
         row = {k: v for k, v in e.items() if k not in ("llm", "fluency", "downstream")}
+        for rate in RATES:
+            ci = row.pop(f"{rate}_ci", None)
+            ok = isinstance(ci, (list, tuple)) and len(ci) == 2
+            row[f"{rate}_lo"], row[f"{rate}_hi"] = ci if ok else (None, None)
         llm = e.get("llm") or {}
         for k in ("requests", "input_tokens", "output_tokens", "cost_usd"):
             row[f"llm_{k}"] = llm.get(k)

@@ -134,6 +134,13 @@ def _pts(v: Any) -> str:
     return f"{100 * v:+.1f}" if _num(v) else "n/a"
 
 
+def _ci(v: Any) -> str:
+    """A rate's 95% interval in percent, e.g. ``[32.8%, 51.8%]``; empty without one."""
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(_num(x) for x in v):
+        return f"[{v[0]:.1%}, {v[1]:.1%}]"
+    return ""
+
+
 def _usd(v: Any) -> str:
     if not _num(v):
         return "n/a"
@@ -321,7 +328,11 @@ def _ranking(methods: list[dict[str, Any]], colours: dict[str, str]) -> list[dic
             "rank": rank if ok else "", "method": m.get("method", "?"), "status": m.get("status", "?"),
             "reason": m.get("reason") or "", "colour": colours.get(m.get("method", ""), ""),
             "rows": _int(m.get("rows")), "counterfactuals": _int(m.get("counterfactuals")),
-            "coverage": _pct(m.get("coverage")), "flip_rate": _pct(m.get("flip_rate")),
+            "tied": bool(m.get("tied_with_leader")),
+            "coverage": _pct(m.get("coverage")), "coverage_ci": _ci(m.get("coverage_ci")),
+            "flipped_coverage": _pct(m.get("flipped_coverage")),
+            "flipped_coverage_ci": _ci(m.get("flipped_coverage_ci")),
+            "flip_rate": _pct(m.get("flip_rate")), "flip_rate_ci": _ci(m.get("flip_rate_ci")),
             "edit_rate": _pct(m.get("edit_rate")), "minimality": _dec(m.get("minimality")),
             "similarity": _dec(m.get("similarity")), "fluency": _fluency(m.get("fluency")),
             "diversity": _dec(m.get("diversity")), "seconds": _seconds(m.get("seconds")),
@@ -384,7 +395,37 @@ def _downstream(methods: list[dict[str, Any]], colours: dict[str, str], summary_
                           "ci": f"[{_pts(ci[0])}, {_pts(ci[1])}]" if ci and len(ci) == 2 else ""})
         table.append({"method": m["method"], "reference": m.get("status") == "reference", "cells": cells})
     details = json.dumps(summary_downstream, indent=1, ensure_ascii=False) if summary_downstream else ""
-    return {"charts": charts, "test_sets": test_sets, "table": table, "details": details}
+    ds = summary_downstream if isinstance(summary_downstream, dict) else {}
+    return {"charts": charts, "test_sets": test_sets, "table": table, "details": details,
+            "selection": _selection(ds.get("selection")), "warnings": _warnings(ds.get("warnings"))}
+
+
+def _selection(selection: Any) -> list[dict[str, str]]:
+    """One row per training condition and seed: the classifier settings chosen, how, and the score."""
+    rows = []
+    for cond, runs in (selection or {}).items() if isinstance(selection, dict) else ():
+        for r in runs if isinstance(runs, list) else ():
+            if not isinstance(r, dict):
+                continue
+            settings = r.get("settings") if isinstance(r.get("settings"), dict) else {}
+            rows.append({"condition": str(cond), "seed": _scalar(r.get("seed")),
+                         "settings": ", ".join(f"{k}={_scalar(v)}" for k, v in settings.items()),
+                         "how": _scalar(r.get("how")), "score": _dec(r.get("score")),
+                         "metric": _scalar(r.get("metric")) if _num(r.get("score")) else "",
+                         "rows": _int(r.get("rows")), "note": _scalar(r.get("note"))})
+    return rows
+
+
+def _warnings(warnings: Any) -> list[str]:
+    from cfaug.evaluate.downstream.harness import describe_warning
+
+    out = []
+    for w in warnings if isinstance(warnings, list) else ():
+        try:
+            out.append(describe_warning(w))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
 
 
 def _cost(methods: list[dict[str, Any]], colours: dict[str, str]) -> dict[str, Any]:
@@ -494,8 +535,12 @@ def build_report(out_dir: str | os.PathLike[str], examples: int = EXAMPLES, seed
     env.filters["with_breaks"] = with_breaks
     css = (EVALUATE_ASSETS / "report.css").read_text(encoding="utf-8") + (ASSETS / "compare.css").read_text(
         encoding="utf-8")
+    from cfaug.compare.summary import none_counts
+
     return env.get_template("compare.html.j2").render(
         ranking=ranking, by_status=by_status, ranking_rule=summary.get("ranking_rule") or "",
+        ranking_note=summary.get("ranking_note") or "",
+        without=[{"method": m, "count": n, "reasons": r} for m, n, r in none_counts(summary)],
         fluency_name=_fluency_name(methods), tradeoff=tradeoff, downstream=downstream, cost=cost,
         examples=_examples(path, methods, colours, examples, seed),
         data=_kv(data), judge=_kv(summary.get("judge")), asked=_kv(asked),
@@ -509,9 +554,7 @@ def write_report(out_dir: str | os.PathLike[str], output: str | os.PathLike[str]
                  examples: int = EXAMPLES, seed: int | None = None) -> Path:
     """Write the report (default ``DIR/report.html``) and return its path."""
     out = Path(output) if output else Path(out_dir) / "report.html"
-    html = build_report(out_dir, examples=examples, seed=seed)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, out)
+    from cfaug.run.outputs import write_text_atomic
+
+    write_text_atomic(out, build_report(out_dir, examples=examples, seed=seed))
     return out

@@ -155,6 +155,20 @@ def llm_figures(run_dir: Path) -> dict[str, Any] | None:
             "cache_hits": int(usage.get("llm_cache_hits", 0)), "model": usage.get("llm_model")}
 
 
+def without_counterfactual(run_dir: Path) -> tuple[int, dict[str, int]]:
+    """(items of the run with no counterfactual, why: reason -> items), one reason per item as
+    :func:`cfaug.run.summary.why_none` gives it, so the reasons add up to the count."""
+    from cfaug.run.rundir import RunDir
+    from cfaug.run.summary import why_none
+
+    reasons: dict[str, int] = {}
+    for line in RunDir(run_dir).finished().values():
+        if line.get("status") == "no_counterfactual":
+            why = why_none(line)
+            reasons[why] = reasons.get(why, 0) + 1
+    return sum(reasons.values()), reasons
+
+
 def run_method(name: str, registered: str, out_dir: Path, sample_path: Path, options: dict[str, Any],
                key: str, log: Callable[[str], None], max_budget: float | None = None) -> MethodRun:
     """Run (or resume, or reuse) one method into ``out_dir/runs/<name>``; never raises for the method's own
@@ -234,7 +248,6 @@ def _failed(result: MethodRun, exc: BaseException, log: Callable[[str], None]) -
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    from cfaug.run.outputs import write_text_atomic
+
+    write_text_atomic(path, json.dumps(obj, indent=2, default=str) + "\n")

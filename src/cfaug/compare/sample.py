@@ -97,15 +97,15 @@ def write_sample(source: str | Path, data: Dataset, out_dir: Path, limit: int | 
             continue
         key = (_cell_text(row.get(id_col)) or "").strip() if id_col else str(rownum)
         raw.setdefault(key, row)
+    from cfaug.run.outputs import atomic_open
+
     path = Path(out_dir) / SAMPLE_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         for r in chosen:
             row = dict(raw[r.id])
             if not id_col:
                 row = {ID_COLUMN: r.id, **row}
             fh.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
-    tmp.replace(path)
     counts: dict[str, int] = {}
     for r in chosen:
         counts[str(r.label)] = counts.get(str(r.label), 0) + 1

@@ -319,6 +319,6 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _write(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    from cfaug.run.outputs import write_text_atomic
+
+    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")

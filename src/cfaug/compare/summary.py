@@ -7,6 +7,11 @@ the target label: a method must both write a counterfactual and flip the label),
 lower edit rate, then by less time. Without a judge, coverage takes flipped coverage's place. Methods that
 failed, then those skipped, follow in the order asked; downstream gains are shown beside the rank, not
 used for it (their intervals tell whether a difference is more than noise).
+
+Every rate has its 95% Wilson interval beside it (``coverage_ci``, ``flipped_coverage_ci``, ``flip_rate_ci``;
+:mod:`cfaug.compare.intervals`), and a finished method whose interval of the ranked figure overlaps the
+leader's is marked ``tied_with_leader`` (≈ in the tables), with one sentence (``ranking_note``) above the
+table that says which.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import math
 import time
 from pathlib import Path
 from typing import Any
+
+from cfaug.compare.intervals import add_intervals, mark_ties
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -51,24 +58,26 @@ def rank(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_summary(out_dir: Path, summary: dict[str, Any]) -> tuple[Path, Path]:
     """Write ``summary.json`` and ``summary.md``; returns their paths."""
+    from cfaug.run.outputs import write_text_atomic
+
     j, m = out_dir / SUMMARY_JSON, out_dir / SUMMARY_MD
     for path, text in ((j, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"),
                        (m, markdown(summary) + "\n")):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomic(path, text)
     return j, m
 
 
 def build_summary(entries: list[dict[str, Any]], references: list[dict[str, Any]], judge: dict[str, Any],
                   data: dict[str, Any], downstream: dict[str, Any] | None, evaluation: dict[str, Any]
                   ) -> dict[str, Any]:
-    ranked = rank(entries)
+    ranked = rank([add_intervals(e) for e in entries])
+    note = mark_ties(ranked)
     return {
         "version": SUMMARY_VERSION,
         "methods": ranked + references,
         "ranking": [e["method"] for e in ranked if e["status"] == "ok"],
         "ranking_rule": RANKING_RULE,
+        "ranking_note": note,
         "judge": judge,
         "data": data,
         "downstream": downstream,
@@ -83,6 +92,19 @@ def _pct(v: Any) -> str:
 
 def _num(v: Any, digits: int = 3) -> str:
     return "" if v is None else f"{v:.{digits}f}"
+
+
+def _pct_ci(v: Any, ci: Any) -> str:
+    """A rate in percent with its interval, e.g. ``42.0 [32.8, 51.8]``."""
+    if v is None:
+        return ""
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        return f"{100 * v:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return _pct(v)
+
+
+def _rank(e: dict[str, Any]) -> str:
+    return "" if not e.get("rank") else f"{e['rank']}" + (" ≈" if e.get("tied_with_leader") else "")
 
 
 def _gain(d: dict[str, Any] | None) -> str:
@@ -100,7 +122,8 @@ def test_names(summary: dict[str, Any]) -> list[str]:
 def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The header and rows of the summary table (strings)."""
     tests = test_names(summary)
-    head = ["rank", "method", "status", "rows", "cfs", "coverage %", "flipped cov. %", "flip rate %", "edit rate",
+    head = ["rank", "method", "status", "rows", "cfs", "coverage % [95% CI]", "flipped cov. % [95% CI]",
+            "flip rate % [95% CI]", "edit rate",
             "similarity", "fluency (orig.)", "distinct-2", "seconds", "LLM req.", "tokens in/out", "cost USD"]
     head += [f"gain on {t} (pp, 95% CI)" for t in tests]
     rows = []
@@ -109,9 +132,11 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         flu = e.get("fluency") or {}
         fluency = "" if not flu else f"{flu['value']:.1f}" + (f" ({flu['originals']:.1f})" if flu.get("originals")
                                                              is not None else "")
-        row = [str(e.get("rank") or ""), e["method"], e["status"], str(e.get("rows") or ""),
+        row = [_rank(e), e["method"], e["status"], str(e.get("rows") or ""),
                "" if e.get("counterfactuals") is None else str(e["counterfactuals"]),
-               _pct(e.get("coverage")), _pct(e.get("flipped_coverage")), _pct(e.get("flip_rate")),
+               _pct_ci(e.get("coverage"), e.get("coverage_ci")),
+               _pct_ci(e.get("flipped_coverage"), e.get("flipped_coverage_ci")),
+               _pct_ci(e.get("flip_rate"), e.get("flip_rate_ci")),
                _num(e.get("edit_rate")), _num(e.get("similarity")), fluency, _num(e.get("diversity")),
                "" if e.get("seconds") is None else f"{e['seconds']:.1f}",
                (str(llm["requests"]) + (f" (+{llm['cache_hits']} cached)" if llm.get("cache_hits") else ""))
@@ -123,12 +148,53 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def none_counts(summary: dict[str, Any]) -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """(method, items with no counterfactual, [(reason, items)...] most frequent first) for every method
+    with such items; the reasons add up to the count."""
+    out = []
+    for e in summary["methods"]:
+        n = e.get("items_without_counterfactual")
+        if n:
+            reasons = sorted((e.get("without_reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+            out.append((str(e["method"]), int(n), reasons))
+    return out
+
+
+def none_notes(summary: dict[str, Any]) -> list[str]:
+    """One line per method with items that got no counterfactual: how many, and why."""
+    return [f"- **{m}**: {n} item{'s' if n != 1 else ''} with no counterfactual: "
+            + "; ".join(f"{r} ({k})" for r, k in reasons) for m, n, reasons in none_counts(summary)]
+
+
+def downstream_lines(ds: dict[str, Any]) -> list[str]:
+    """How each downstream training condition chose its classifier's settings, and the warnings."""
+    from cfaug.compare.downstream import selection_facts
+    from cfaug.evaluate.downstream.harness import describe_warning
+    from cfaug.evaluate.downstream.table import chosen_lines
+
+    lines = []
+    selection = ds.get("selection") or {}
+    if selection:
+        lines += ["", "Downstream classifier settings, per training condition (with the score each seed chose them "
+                  "on):", ""]
+        lines += chosen_lines({cond: [selection_facts(r) for r in runs] for cond, runs in selection.items()})
+    warnings = ds.get("warnings") or []
+    if warnings:
+        lines += ["", f"**Warning**: {len(warnings)} downstream model{'s' if len(warnings) != 1 else ''} predicted "
+                  "nearly one label for a whole test set; read those accuracies and gains as the label counts, "
+                  "not as what the training data taught:", ""]
+        lines += [f"- {describe_warning(w)}" for w in warnings]
+    return lines
+
+
 def markdown(summary: dict[str, Any]) -> str:
     head, rows = table_rows(summary)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [summary["ranking_note"], ""] if summary.get("ranking_note") else []
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     lines.append("")
     notes = [f"- **{e['method']}** {e['status']}: {e['reason']}" for e in summary["methods"] if e.get("reason")]
+    notes += none_notes(summary)
     if notes:
         lines += notes + [""]
     judge = summary.get("judge") or {}
@@ -143,6 +209,9 @@ def markdown(summary: dict[str, Any]) -> str:
                      f"({ds.get('seeds_note')}); gain = accuracy with the method's counterfactuals added minus "
                      "accuracy on originals alone, in percentage points, with a paired bootstrap 95% interval "
                      "over test items. Paired tests between methods are in downstream.json.")
+        lines += downstream_lines(ds) + [""]
+    lines.append("Rates: % with a 95% Wilson interval over the sampled rows (coverage, flipped coverage) or the "
+                 "counterfactuals (flip rate).")
     lines.append(f"Ranking: {summary['ranking_rule']}")
     return "\n".join(lines)
 

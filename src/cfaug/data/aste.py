@@ -254,7 +254,10 @@ def read_aste(path: Any) -> list[AsteExample]:
 
 
 def write_aste(examples: Iterable[AsteExample], path: Any) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+    """Write ``examples`` as ASTE-Data-V2 lines, atomically (:mod:`cfaug.data.io.atomic`)."""
+    from cfaug.data.io.atomic import atomic_open
+
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         for ex in examples:
             fh.write(format_line(ex) + "\n")
 

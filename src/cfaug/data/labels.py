@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from cfaug.quoting import quote, quote_list
+
 #: Aliases for well-known label sets. Keys are lower-cased, stripped surface forms.
 SENTIMENT_ALIASES: dict[str, str] = {
     **{k: "positive" for k in ("positive", "pos", "p", "1", "1.0", "true", "+", "+1", "good")},
@@ -60,7 +62,7 @@ class LabelSpace:
         try:
             lab = self._aliases[key]
         except KeyError:
-            raise LabelError(f"unknown label {str(raw)!r}; expected one of {', '.join(self.labels)}") from None
+            raise LabelError(f"unknown label {quote(str(raw))}; expected one of {quote_list(self.labels)}") from None
         self._surface.setdefault(lab, str(raw).strip())
         return lab
 

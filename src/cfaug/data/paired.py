@@ -26,6 +26,7 @@ from typing import Any
 
 from cfaug.data.io import DataError, open_rows
 from cfaug.data.sentences import split_sentences
+from cfaug.quoting import quote_list
 
 PAIR_ID_NAMES = ("batch_id", "pair_id", "pair", "group")
 TEXT_NAMES = ("Text", "text", "sentence", "review")
@@ -70,7 +71,7 @@ def read_pairs(path: str | Path, *, text_col: str | None = None, label_col: str 
     label_col = label_col or next((c for c in LABEL_NAMES if c in columns), None)
     if not (text_col and label_col):
         raise DataError(f"{name}: paired data needs text, label and pair-id columns (or original_ columns); "
-                        f"found {', '.join(columns)}")
+                        f"found {quote_list(columns)}")
     pair_col = pair_col or next((c for c in PAIR_ID_NAMES if c in columns), None)
     skipped: Counter[str] = Counter()
     if f"original_{text_col}" in columns and f"original_{label_col}" in columns and not pair_col:
@@ -89,7 +90,7 @@ def read_pairs(path: str | Path, *, text_col: str | None = None, label_col: str 
         return PairFile(pairs, "original columns", skipped)
     if not pair_col:
         raise DataError(f"{name}: paired data needs text, label and pair-id columns ({', '.join(PAIR_ID_NAMES)}) "
-                        f"or original_{text_col} and original_{label_col} columns; found {', '.join(columns)}")
+                        f"or original_{text_col} and original_{label_col} columns; found {quote_list(columns)}")
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for _, row in rows:
         if not isinstance(row, dict):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cfaug.data.tasks import Task
+from cfaug.quoting import quote, quote_list, shorten
 
 TEXT_NAMES = ("text", "Text", "sentence", "review", "content", "document")
 #: column names that mean "the label"; a column is only guessed as the label column from these names
@@ -47,7 +48,7 @@ class Schema:
                 if found is None:
                     raise SchemaError(
                         f"{where}: no column for the {role!r} field; pass it with "
-                        f"--{'text' if role == 'text' else role}-col (columns: {', '.join(cols) or 'none'})"
+                        f"--{'text' if role == 'text' else role}-col (columns: {quote_list(cols)})"
                     )
                 text_cols[role] = found
         names = LABEL_NAMES + (RATING_LABEL_NAMES if task.name == "rating" else ())
@@ -56,7 +57,7 @@ class Schema:
             seen = describe_values(sample_values or {}, [c for c in cols if c not in text_cols.values()])
             raise SchemaError(
                 f"{where}: no label column: no column is named like a label ({', '.join(names)}); "
-                f"columns: {', '.join(cols) or 'none'}{seen}. Pass --label-col COLUMN, and --label-map "
+                f"columns: {quote_list(cols)}{seen}. Pass --label-col COLUMN, and --label-map "
                 f"VALUE=LABEL,... when its values are not {task.name} labels "
                 f"({', '.join(task.label_space.labels) or 'any'})")
         id_col = self.id_col
@@ -66,7 +67,7 @@ class Schema:
                           label_guessed=self.label_col is None)
         missing = [c for c in resolved.columns() if c not in cols]
         if missing:
-            raise SchemaError(f"{where}: missing column(s) {', '.join(missing)} (columns: {', '.join(cols) or 'none'})")
+            raise SchemaError(f"{where}: missing column(s) {quote_list(missing)} (columns: {quote_list(cols)})")
         return resolved
 
     def to_config(self) -> dict[str, object]:
@@ -96,13 +97,16 @@ class Schema:
 
 
 def describe_values(sample_values: Mapping[str, Sequence[str]], cols: Sequence[str], most: int = 6) -> str:
-    """``"; values seen: 'stars': 1, 5"`` for the columns that have sample values (empty if none)."""
+    """``"; values seen: 'stars': 1, 5"`` for the columns that have sample values (empty if none); at most
+    ``most`` columns are described, the others counted."""
     parts = []
-    for c in cols:
+    described = [c for c in cols if sample_values.get(c)]
+    for c in described[:most]:
         vals = list(sample_values.get(c, ()))
-        if vals:
-            shown = ", ".join(v[:30] for v in vals[:most]) + (", ..." if len(vals) > most else "")
-            parts.append(f"{c!r}: {shown}")
+        shown = ", ".join(shorten(v, 30) for v in vals[:most]) + (", ..." if len(vals) > most else "")
+        parts.append(f"{quote(c, 60)}: {shown}")
+    if len(described) > most:
+        parts.append(f"... and {len(described) - most:,} more columns")
     return "; values seen: " + "; ".join(parts) if parts else ""
 
 
@@ -119,7 +123,7 @@ def parse_label_map(spec: str | Mapping[str, str] | None, task: Task) -> dict[st
             if not part.strip():
                 continue
             if "=" not in part:
-                raise SchemaError(f"--label-map expects VALUE=LABEL pairs separated by commas, got {part.strip()!r}")
+                raise SchemaError(f"--label-map expects VALUE=LABEL pairs separated by commas, got {quote(part.strip())}")
             k, v = part.split("=", 1)
             pairs.append((k, v))
     out: dict[str, str] = {}
@@ -128,5 +132,5 @@ def parse_label_map(spec: str | Mapping[str, str] | None, task: Task) -> dict[st
         try:
             out[key] = task.label_space.canonical(v.strip())
         except ValueError as exc:
-            raise SchemaError(f"--label-map {key}={v.strip()}: {exc}") from None
+            raise SchemaError(f"--label-map {shorten(f'{key}={v.strip()}')}: {exc}") from None
     return out

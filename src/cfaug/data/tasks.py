@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from cfaug.data.labels import (NLI_ALIASES, NLI_CODINGS, SENTIMENT_ALIASES, SENTIMENT_CODINGS, STYLE_ALIASES,
                                LabelError, LabelSpace)
@@ -26,6 +27,9 @@ class Task:
     #: the judge gives this task a number (how strongly a text shows a label) rather than only a label;
     #: searches then maximise that number instead of minimising a 0/1 misalignment
     scored: bool = False
+    #: the share of a source's distinct words a rewrite of it keeps at least (an LLM answer keeping fewer is
+    #: not read as a rewrite of it; see :class:`~cfaug.llm.parsers.RevisedText`)
+    rewrite_min_overlap: ClassVar[float] = 0.5
     roles: tuple[str, ...] = ("text",)
     edit_roles: tuple[str, ...] = ("text",)
     label_space: LabelSpace = field(default_factory=lambda: LabelSpace(()))
@@ -138,6 +142,7 @@ class StyleTask(Task):
 
     name: str = "style"
     scored: bool = True
+    rewrite_min_overlap: ClassVar[float] = 0.25  # a change of register rewords more than a change of polarity
     styles: tuple[str, ...] = ("informal", "formal")
     label_space: LabelSpace = field(init=False)
 

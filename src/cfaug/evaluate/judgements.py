@@ -21,6 +21,7 @@ from typing import Any
 
 from cfaug.data.inputs import JudgeInput
 from cfaug.data.io import DataError
+from cfaug.data.io.atomic import atomic_open
 from cfaug.evaluate.pairs import CounterfactualPair
 
 JUDGEMENTS_FILE = "judgements.jsonl"
@@ -51,11 +52,9 @@ def judgement_rows(pairs: Sequence[CounterfactualPair], predicted: Sequence[str]
 def write_judgements(run_dir: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> Path:
     """Replace ``RUN_DIR/judgements.jsonl`` with ``rows`` (written beside, then renamed)."""
     path = Path(run_dir) / JUDGEMENTS_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
     return path
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from cfaug.config import param
 from cfaug.filters.base import register_filter
 from cfaug.judges.base import Candidate
+from cfaug.nlp.tokens import same_words
 
 
 @dataclass
@@ -137,15 +138,17 @@ class ChangedConfig:
 
 
 class Changed:
-    """The rewrite differs from the original beyond whitespace and case."""
+    """The rewrite differs from the original in its words (:func:`~cfaug.nlp.tokens.same_words`: not only in
+    case, spacing, punctuation, quote style or tokenization)."""
 
     name = "changed"
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        return [normalise(c.new_text) != normalise(c.old_text) for c in batch]
+        return [not same_words(c.new_text, c.old_text) for c in batch]
 
 
-@register_filter("changed.v1", "the rewrite differs from the original (beyond whitespace and case)", ChangedConfig)
+@register_filter("changed.v1", "the rewrite differs from the original in its words (not only case, spacing, "
+                 "punctuation, quotes or tokenization)", ChangedConfig)
 def build_changed(cfg: ChangedConfig, ctx: Any) -> Changed:
     return Changed()
 

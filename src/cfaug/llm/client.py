@@ -4,7 +4,8 @@
 cache (a hit returns at once and costs nothing), de-duplication of identical requests in flight, the
 budget guard, the concurrency limit, the RPM/TPM limits, then the backend (which retries transient
 failures). Every answer is counted in the usage ledger under the client's ``tag`` (the method name) and
-the call's ``purpose``.
+the call's ``purpose``, and so is every request that got no answer (an HTTP error, retries exhausted, a
+timeout, an interrupted run): sent is sent, answered or not.
 
 Answers are scrubbed of the credentials in use (API key, URL passwords) before they are cached or
 returned; an answer that proved unusable is dropped from the cache with :meth:`LLMClient.forget`. Given a
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cfaug.llm.backends import BACKENDS, Backend
+from cfaug.llm.backends.base import end_tally, tally_attempts
 from cfaug.llm.cache import ResponseCache, fingerprint
 from cfaug.llm.errors import LLMConfigError, LLMError
 from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
@@ -126,10 +128,10 @@ class LLMClient:
                 if self.limits is not None:
                     est = estimate_tokens(request.prompt_as_text()) + (request.max_tokens or DEFAULT_MAX_TOKENS)
                     await self.limits.acquire(est)
-                    completion = await self.backend.send(request)
+                    completion = await self._sent(request, purpose)
                     self.limits.settle(est, completion.tokens_in + completion.tokens_out)
                 else:
-                    completion = await self.backend.send(request)
+                    completion = await self._sent(request, purpose)
         except BaseException:
             if self.budget is not None:
                 await self.budget.settle(reserved, 0.0)
@@ -139,6 +141,20 @@ class LLMClient:
         if self.budget is not None:
             await self.budget.settle(reserved, cost)
         return completion
+
+    async def _sent(self, request: Request, purpose: str) -> Completion:
+        """The backend's answer to ``request``; when there is none (an error, a cancellation), the request
+        is counted in the ledger as sent and failed, with every attempt the backend made."""
+        tally, token = tally_attempts()
+        try:
+            return await self.backend.send(request)
+        except BaseException:
+            attempts = tally.sent if self.backend.counts_attempts else 1
+            if attempts:
+                self.ledger.record_failure(self.tag, purpose, attempts)
+            raise
+        finally:
+            end_tally(token)
 
     async def probe(self) -> bool:
         """Whether the model answers a minimal request (one output token; never cached, counted in the
@@ -159,6 +175,8 @@ class LLMClient:
             completion.text = redact_secrets(completion.text, self._secrets, patterns=False)
         if self._secrets and completion.reasoning and any(s in completion.reasoning for s in self._secrets):
             completion.reasoning = redact_secrets(completion.reasoning, self._secrets, patterns=False)
+        if self._secrets and completion.refusal and any(s in completion.refusal for s in self._secrets):
+            completion.refusal = redact_secrets(completion.refusal, self._secrets, patterns=False)
         if completion.model:
             completion.model = redact_secrets(completion.model, self._secrets)
 
@@ -176,14 +194,17 @@ class LLMClient:
         return self.ledger.report()
 
     async def aclose(self) -> None:
-        """Close loop-bound resources (HTTP session) and commit the cache."""
-        await self.backend.aclose()
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.flush)
-        self.ledger.save()
-        self._sem = None  # loop-bound: a later event loop makes new ones
-        if self.budget is not None:
-            self.budget.loop_closed()
+        """Close loop-bound resources (HTTP session), commit the cache and write the usage ledger (whatever
+        fails on the way: the ledger is written even when closing the session or the cache raises)."""
+        try:
+            await self.backend.aclose()
+            if self.cache is not None:
+                await asyncio.to_thread(self.cache.flush)
+        finally:
+            self.ledger.save()
+            self._sem = None  # loop-bound: a later event loop makes new ones
+            if self.budget is not None:
+                self.budget.loop_closed()
 
     def close(self) -> None:
         """Commit and close the cache and release the backend."""

@@ -41,9 +41,12 @@ class LLMConfigError(ConfigError):
 #: the run summary (``llm_unparsed_reasons``).
 CUT_OFF = "cut off at max_tokens"
 REASONING_OPEN = "reasoning block never closed"
-NOT_A_REWRITE = "untagged answer unlike its source"
+NOT_A_REWRITE = "answer unlike its source"
+ECHO = "copy of the prompt"
 COMMENTARY = "commentary instead of an answer"
 EMPTY = "empty answer"
+#: the server sent a refusal (the message's ``refusal`` field) instead of an answer
+REFUSED = "refused by the model"
 UNREADABLE = "not in the requested format"
 
 

@@ -101,8 +101,13 @@ def _price(name: Any, entry: Any, source: str) -> Price:
 
 @dataclass
 class UsageCounts:
+    """Usage of one (tag, purpose). ``requests``: requests sent, answered or not (a retry is not a new
+    request); ``retries``: the extra attempts they took; ``failed``: requests that got no answer after
+    every attempt (HTTP errors, timeouts, an interrupted run); ``cache_hits``: answers from the cache."""
+
     requests: int = 0
     retries: int = 0
+    failed: int = 0
     cache_hits: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -252,6 +257,18 @@ class UsageLedger:
         self._changed()
         return cost
 
+    def record_failure(self, tag: str, purpose: str, attempts: int) -> None:
+        """Count one request that got no answer after ``attempts`` attempts (an HTTP error, retries
+        exhausted, a timeout, a cancellation): it was sent, so it counts in ``requests`` (and its retries
+        in ``retries``) as well as in ``failed``. It costs nothing (servers bill answers)."""
+        if attempts < 1:
+            return
+        c = self._bucket(tag, purpose)
+        c.requests += 1
+        c.retries += attempts - 1
+        c.failed += 1
+        self._changed()
+
     def item_started(self, item: str) -> None:
         """Work item ``item`` is being run (again): forget that an earlier attempt had unreadable answers."""
         if item in self._unparsed_items:
@@ -339,6 +356,7 @@ class UsageLedger:
             "llm_model": self.model,
             "llm_requests": t.requests,
             "llm_retries": t.retries,
+            **({"llm_failed_requests": t.failed} if t.failed else {}),
             "llm_cache_hits": t.cache_hits,
             "llm_tokens_in": t.tokens_in,
             "llm_tokens_out": t.tokens_out,

@@ -22,7 +22,8 @@ from typing import Any
 
 from dataclasses import dataclass, field
 
-from cfaug.llm.errors import COMMENTARY, CUT_OFF, EMPTY, NOT_A_REWRITE, REASONING_OPEN, ParseError
+from cfaug.llm.errors import COMMENTARY, CUT_OFF, ECHO, EMPTY, NOT_A_REWRITE, REASONING_OPEN, ParseError
+from cfaug.nlp.tokens import has_form, word_sequence
 from cfaug.registry import Registry
 
 #: Tags of reasoning blocks written inline by reasoning models (DeepSeek-R1, Qwen3, QwQ... use ``think``).
@@ -125,15 +126,39 @@ def closed_tag(text: str, tag: str) -> str | None:
 
 PARSERS: Registry[Parser] = Registry("parser")
 
-#: Bounds for a rewrite given without its tags (see :class:`RevisedText`): its length over the source's
-#: (characters) and the share of the source's distinct words it keeps.
+#: Bounds within which an answer reads as a rewrite of its source (see :class:`RevisedText`): its length over
+#: the source's (characters) and the share of the source's distinct words it keeps. They hold for every
+#: rewrite, tagged or not.
 UNTAGGED_LENGTH_RATIO = (0.5, 2.0)
 UNTAGGED_MIN_OVERLAP = 0.5
+#: a rewrite this close (rapidfuzz ratio of the word sequences, 0-100) to a line of the prompt that is not
+#: itself a rewrite of the source is a copy of it (a demonstration's output, an instruction), not a rewrite
+ECHO_SIMILARITY = 90.0
+#: an answer whose words run unbroken through a prompt line for at least this many words echoes the prompt
+ECHO_MIN_WORDS = 4
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019`"
 _CHATTER = re.compile(
     r"^\s*(sure\b|certainly\b|of course\b|here\s+is\b|here's\b|here are\b|okay\b|ok\b|i\s|i'm\b|i am\b|as an ai\b|"
     r"the revised\b|revised\b|this revision\b|below is\b|note\b)", re.I)
+#: a line that starts the model's commentary on its own rewrite: a labelled note or explanation, or a
+#: sentence about what "I" changed or what "this revision" does
+_COMMENTARY_LINE = re.compile(
+    r"^[\s>*_(\[-]*(?:"
+    r"(?:notes?|explanation|explanations|changes?(?:\s+made)?|edits?(?:\s+made)?|reasoning|rationale|"
+    r"justification|comments?|analysis|p\.?s\.?|summary of changes)\b[^:\n]{0,40}[:\-\u2013\u2014]"
+    r"|(?:i|we)(?:'ve|\s+have)?\s+(?:changed|replaced|modified|edited|swapped|kept|removed|added|made|flipped|"
+    r"rewrote|rewritten|turned|used|adjusted|reversed|altered|updated)\b"
+    r"|(?:this|the|my)\s+(?:revision|rewrite|revised\s+\w+|change|changes|edit|edits|new\s+version|"
+    r"modification|modified\s+\w+)\s+(?:is|was|changes|flips|keeps|makes|reverses|now|turns|uses|replaces|"
+    r"shifts|conveys|expresses|has)\b"
+    r"|(?:by|in\s+this\s+(?:revision|rewrite|version),?)\s+(?:changing|replacing|swapping|using|adding|removing)\b"
+    r"|(?:let me know|hope this helps|feel free)\b)", re.I)
+#: a closing parenthesis of commentary at the end of a one-line answer: "... (I changed 'great' to 'dull'.)"
+_TRAILING_ASIDE = re.compile(r"\s*[(\[](?:note\b|i\s|i've\b|changed\b|replaced\b|swapped\b)[^()\[\]]*[)\]]\s*$", re.I)
+_TAG_MARK = re.compile(r"</?[A-Za-z_][\w-]{0,30}>")
+#: a prompt line's label ("Text:", "Revised sentence:", "1."), not part of what an answer could copy
+_LINE_LABEL = re.compile(r"^\s*(?:[A-Za-z][\w ]{0,24}:|\d+[.)])\s+")
 
 
 def clean_text(text: str) -> str:
@@ -147,29 +172,68 @@ def clean_text(text: str) -> str:
     return text
 
 
-class RevisedText(Parser):
-    """A rewritten text. Looks, in order, for ``<tag>...</tag>`` (``tag`` from context, default
-    ``revised``; the last complete pair wins), then for what an answer without the closing or both tags may
-    hold: the rest after an unclosed opening tag, a ``Revised ...:`` label, a fully bracketed answer ``[...]``,
-    and finally the whole answer when it is not chatter.
+def cut_commentary(text: str) -> tuple[str, bool]:
+    """``(text, cut)``: ``text`` up to the first line, after its first, that reads as commentary on the
+    rewrite (``Note: ...``, ``Explanation: ...``, ``I changed ...``, ``This revision ...``), without a
+    trailing aside of that kind in parentheses; ``cut`` says whether anything was removed."""
+    lines = text.split("\n")
+    kept = lines
+    for n, line in enumerate(lines[1:], 1):
+        if _COMMENTARY_LINE.match(line):
+            kept = lines[:n]
+            break
+    out = "\n".join(kept).rstrip()
+    aside = _TRAILING_ASIDE.search(out)
+    if aside and aside.start() > 0:
+        out = out[:aside.start()].rstrip()
+    return out, out != text.rstrip()
 
-    Such an untagged text is accepted only when it reads as a rewrite of ``source`` (context: the text being
-    rewritten, when known): its length between ``min_length_ratio`` and ``max_length_ratio`` times the
+
+class RevisedText(Parser):
+    """A rewritten text: the one answer reader every rewriting method shares.
+
+    Where the rewrite is, in order: between ``<tag>`` and ``</tag>`` (``tag`` from context, default
+    ``revised``; the last complete pair wins); after an unclosed opening tag; on the line after a
+    ``Revised ...:`` label; inside a fully bracketed answer ``[...]``; or the whole answer when it does not
+    open with chatter. Lines from the first one that reads as commentary (``Note:``, ``Explanation:``, ``I
+    changed ...``) are cut, and so is a closing aside of that kind in parentheses.
+
+    What is found is taken only when it plausibly rewrites ``source`` (context: the text being rewritten,
+    when known), tagged or not: its length between ``min_length_ratio`` and ``max_length_ratio`` times the
     source's (characters; default 0.5 to 2) and at least ``min_word_overlap`` of the source's distinct words
-    kept (default 0.5). Its notes then record how it was found and both figures. An answer cut off at
-    ``max_tokens`` is read only from a complete tag pair."""
+    kept (default 0.5). And it must not copy the prompt (context ``prompt_text``): an answer whose words run
+    through a prompt line for :data:`ECHO_MIN_WORDS` words or more, or within :data:`ECHO_SIMILARITY` of a
+    line, is refused, unless that line itself rewrites the source (a previous draft the prompt shows).
+    Notes record how an untagged rewrite was found and both figures, and any commentary cut. An answer cut
+    off at ``max_tokens`` is read only from a complete tag pair."""
 
     name = "revised_text"
 
     def parse(self, text: str, *, tag: str = "revised", source: str | None = None,
               min_length_ratio: float = UNTAGGED_LENGTH_RATIO[0], max_length_ratio: float = UNTAGGED_LENGTH_RATIO[1],
-              min_word_overlap: float = UNTAGGED_MIN_OVERLAP, **context: Any) -> Parsed:
+              min_word_overlap: float = UNTAGGED_MIN_OVERLAP, prompt_text: str | None = None,
+              **context: Any) -> Parsed:
         text = (text or "").strip()
         if not text:
             raise ParseError("the answer is empty", EMPTY)
         tagged = self._tagged(text, tag)
         if tagged is not None:
-            return Parsed(self._nonempty(clean_text(tagged)))
+            how, found = "tags", tagged
+        else:
+            how, found = self._untagged(text, tag)
+        found, cut = cut_commentary(clean_text(found))
+        value = self._nonempty(clean_text(found))
+        bounds = (min_length_ratio, max_length_ratio, min_word_overlap)
+        notes = self._plausible(value, how, tag, source, *bounds)
+        self._not_an_echo(value, source, prompt_text, bounds)
+        if how == "tags":
+            notes = {}
+        if cut:
+            notes["commentary_cut"] = True
+        return Parsed(value, notes)
+
+    def _untagged(self, text: str, tag: str) -> tuple[str, str]:
+        """``(how, found)`` for an answer without a complete tag pair."""
         open_t, close_t = f"<{tag}>", f"</{tag}>"
         lower = text.lower()
         last_open = lower.rfind(open_t)
@@ -177,27 +241,30 @@ class RevisedText(Parser):
             tail = text[last_open + len(open_t):]
             if close_t in tail.lower():
                 raise ParseError(f"the revised text between <{tag}> and </{tag}> is empty", EMPTY)
-            how, found = "unclosed tag", tail  # the closing tag forgotten (a cut-off answer never gets here)
-        else:
-            m = re.search(r"(?im)^[ \t>*_]*(?:new |final )?revised(?: [a-z]+){0,2}[ \t*_]*:[ \t*_]*(.*)$", text)
-            if m:
-                rest = (m.group(1) + text[m.end():]).strip()
-                how, found = "revised line", re.split(r"\n\s*\n", rest, maxsplit=1)[0] if rest else ""
-            elif text.startswith("[") and text.endswith("]") and text.count("[") == 1:
-                how, found = "brackets", text[1:-1]
-            elif _CHATTER.match(text):
-                raise ParseError(f"no <{tag}> tags and the answer reads like commentary: {text[:80]!r}", COMMENTARY)
-            else:
-                how, found = "untagged", text
-        value = self._nonempty(clean_text(found))
-        return Parsed(value, self._plausible(value, how, tag, source, min_length_ratio, max_length_ratio,
-                                             min_word_overlap))
+            return "unclosed tag", tail  # the closing tag forgotten (a cut-off answer never gets here)
+        m = re.search(r"(?im)^[ \t>*_]*(?:new |final )?revised(?: [a-z]+){0,2}[ \t*_]*:[ \t*_]*(.*)$", text)
+        if m:
+            rest = (m.group(1) + text[m.end():]).strip()
+            return "revised line", re.split(r"\n\s*\n", rest, maxsplit=1)[0] if rest else ""
+        if text.startswith("[") and text.endswith("]") and text.count("[") == 1:
+            return "brackets", text[1:-1]
+        if _CHATTER.match(text):
+            raise ParseError(f"no <{tag}> tags and the answer reads like commentary: {text[:80]!r}", COMMENTARY)
+        return "untagged", text
 
-    def parse_truncated(self, text: str, *, tag: str = "revised", **context: Any) -> Parsed:
+    def parse_truncated(self, text: str, *, tag: str = "revised", source: str | None = None,
+                        min_length_ratio: float = UNTAGGED_LENGTH_RATIO[0],
+                        max_length_ratio: float = UNTAGGED_LENGTH_RATIO[1],
+                        min_word_overlap: float = UNTAGGED_MIN_OVERLAP, prompt_text: str | None = None,
+                        **context: Any) -> Parsed:
         tagged = self._tagged((text or "").strip(), tag)
         if tagged is None:
             raise ParseError(f"the answer was cut off at max_tokens before </{tag}>", CUT_OFF)
-        return Parsed(self._nonempty(clean_text(tagged)), {"cut_off_after_tags": True})
+        value = self._nonempty(clean_text(cut_commentary(clean_text(tagged))[0]))
+        bounds = (min_length_ratio, max_length_ratio, min_word_overlap)
+        self._plausible(value, "tags", tag, source, *bounds)
+        self._not_an_echo(value, source, prompt_text, bounds)
+        return Parsed(value, {"cut_off_after_tags": True})
 
     @staticmethod
     def _tagged(text: str, tag: str) -> str | None:
@@ -208,18 +275,30 @@ class RevisedText(Parser):
     @staticmethod
     def _plausible(value: str, how: str, tag: str, source: str | None, low: float, high: float,
                    min_overlap: float) -> dict[str, Any]:
-        """Notes on an untagged rewrite, or a ParseError when it does not read as a rewrite of ``source``."""
+        """Notes on a rewrite, or a ParseError when it does not read as a rewrite of ``source``."""
         notes: dict[str, Any] = {"format": how}
         if source is None or not source.strip():
             return notes
         ratio, overlap = length_ratio(value, source), word_overlap(value, source)
         notes.update(length_ratio=round(ratio, 3), word_overlap=round(overlap, 3))
         if not low <= ratio <= high or overlap < min_overlap:
+            where = "between its tags" if how == "tags" else f"no <{tag}> tags, and the answer ({how})"
             raise ParseError(
-                f"no <{tag}> tags, and the answer ({how}) does not read as a rewrite of the text: {ratio:.2f} times "
-                f"its length (allowed {low:g} to {high:g}), {overlap:.0%} of its words kept (at least "
-                f"{min_overlap:.0%} needed): {value[:80]!r}", NOT_A_REWRITE)
+                f"{where} does not read as a rewrite of the text: {ratio:.2f} times its length (allowed {low:g} "
+                f"to {high:g}), {overlap:.0%} of its words kept (at least {min_overlap:.0%} needed): "
+                f"{value[:80]!r}", NOT_A_REWRITE)
         return notes
+
+    @staticmethod
+    def _not_an_echo(value: str, source: str | None, prompt_text: str | None,
+                     bounds: tuple[float, float, float]) -> None:
+        """Raise a ParseError when ``value`` copies a line of the prompt that is not a rewrite of ``source``."""
+        if not prompt_text:
+            return
+        line = echoed_line(value, prompt_text, source, *bounds)
+        if line is not None:
+            raise ParseError(f"the answer copies the prompt instead of rewriting the text: {value[:80]!r} is "
+                             f"taken from {line[:80]!r}", ECHO)
 
     @staticmethod
     def _nonempty(text: str) -> str:
@@ -241,12 +320,47 @@ def length_ratio(text: str, source: str) -> float:
 
 
 def word_overlap(text: str, source: str) -> float:
-    """The share of ``source``'s distinct words (lower-cased) that ``text`` contains; 1.0 for a source
-    without words."""
+    """The share of ``source``'s distinct words (lower-cased) that ``text`` keeps, a word counting as kept in
+    another form of the same stem too ("sleeps", "sleeping"); 1.0 for a source without words."""
     words = set(_WORD.findall(source.lower()))
     if not words:
         return 1.0
-    return len(words & set(_WORD.findall(text.lower()))) / len(words)
+    have = set(_WORD.findall(text.lower()))
+    return sum(1 for w in words if has_form(w, have)) / len(words)
+
+
+def echoed_line(value: str, prompt_text: str, source: str | None = None,
+                min_length_ratio: float = UNTAGGED_LENGTH_RATIO[0], max_length_ratio: float = UNTAGGED_LENGTH_RATIO[1],
+                min_word_overlap: float = UNTAGGED_MIN_OVERLAP) -> str | None:
+    """The line of ``prompt_text`` (lines and tags split it) that ``value`` copies, or None: ``value``'s words
+    run unbroken through the line for :data:`ECHO_MIN_WORDS` words or more (or make up the whole line), or
+    are within :data:`ECHO_SIMILARITY` of it. Lines that are themselves rewrites of ``source`` (within the
+    same bounds as a rewrite: the length ratios and word overlap given) and the source's own text are never
+    counted: a rewrite may of course resemble its source and the drafts of it a prompt shows. So with a
+    source, a copied demonstration is mostly refused by those bounds already; without one (a prompt that
+    states what to write, as CoBA's reconstruction does), this check is what refuses it."""
+    from rapidfuzz import fuzz
+
+    words = word_sequence(value)
+    if not words:
+        return None
+    joined = " " + " ".join(words) + " "
+    src = word_sequence(source) if source else ()
+    for raw in _TAG_MARK.split(prompt_text):
+        for line in raw.split("\n"):
+            seg = word_sequence(_LINE_LABEL.sub("", line))
+            if not seg or seg == src:
+                continue
+            text = " " + " ".join(seg) + " "
+            contained = (len(words) >= ECHO_MIN_WORDS or len(words) == len(seg)) and joined in text
+            close = len(seg) >= 3 and fuzz.ratio(joined.strip(), text.strip()) >= ECHO_SIMILARITY
+            if not (contained or close):
+                continue
+            if src and min_length_ratio <= length_ratio(line, source or "") <= max_length_ratio \
+                    and word_overlap(line, source or "") >= min_word_overlap:
+                continue  # a draft of this very rewrite shown in the prompt (Self-Refine, Compare&Generate)
+            return line.strip()
+    return None
 
 
 class Label(Parser):

@@ -1,9 +1,11 @@
 """Keeping secrets out of everything cfaug writes or prints: API keys in texts a server sent back, passwords
-in URLs, keys on a command line.
+and keys in URLs, keys on a command line.
 
 :func:`redact_secrets` is applied to any text from outside (a server's body, an exception message) before
-it is logged, stored in a run directory or shown in a report; :func:`strip_userinfo` to a URL before it is
-written; :func:`redact_argv` to the command line recorded in a run's manifest.
+it is logged, stored in a run directory or shown in a report; :func:`redact_url` to a URL before it is
+shown or written (no ``user:password@``, no query values); :func:`redact_argv` to the command line
+recorded in a run's manifest; :func:`looks_like_key` tells a value that must never be echoed (a key given
+where the *name* of its environment variable belongs).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ _PATTERNS = (
     # user:password@ in any URL
     re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"),
 )
+
+#: A URL's query string (or fragment) in free text: its values are masked (``?key=[redacted]``).
+_URL_QUERY = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s?#'\"<>]*)([?#][^\s'\"<>]*)")
 
 
 #: A "word" of a server's text, for spotting half-masked echoes of a key (``sk-ab****wxyz``).
@@ -59,7 +64,111 @@ def redact_secrets(text: str, secrets: Iterable[str | None] = (), *, patterns: b
         out = _TOKEN.sub(scrub, out)
     for pattern in _PATTERNS:
         out = pattern.sub(lambda m: m.group(1) + MASK + ("@" if m.group(0).endswith("@") else ""), out)
-    return out
+    return _URL_QUERY.sub(lambda m: m.group(1) + _mask_query(m.group(2)), out)
+
+
+def _mask_query(tail: str) -> str:
+    """``?a=1&b=2#frag`` -> ``?a=[redacted]&b=[redacted]#[redacted]``: parameter names stay, values go."""
+    query, hash_, fragment = tail.partition("#")
+    if query.startswith("?"):
+        parts = []
+        for piece in query[1:].split("&"):
+            name, eq, value = piece.partition("=")
+            if value:
+                parts.append(f"{name}={MASK}")
+            elif not eq and len(piece) >= 8:  # a bare value (``?0123456789abcdef``)
+                parts.append(MASK)
+            else:
+                parts.append(piece)
+        query = "?" + "&".join(parts)
+    return query + (hash_ + MASK if fragment else hash_)
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit to be shown or written: without ``user:password@``, and with the value of every query
+    parameter (and any fragment) masked, names kept: ``http://h/v1?key=abc`` -> ``http://h/v1?key=[redacted]``.
+    Some gateways take the key in the query, so no part of it is ever shown."""
+    url = strip_userinfo(url)
+    if not url or ("?" not in url and "#" not in url):
+        return url
+    parts = urlsplit(url)
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    tail = (f"?{parts.query}" if parts.query else "?" if "?" in url else "") + \
+        (f"#{parts.fragment}" if parts.fragment else "")
+    return base + _mask_query(tail)
+
+
+#: query parameters whose value is a credential by its name
+_SECRET_PARAM = re.compile(r"(?i)(key|token|secret|sig|signature|password|passwd|pwd|auth|credential|code)")
+
+
+def query_secrets(url: str) -> list[str]:
+    """The values in ``url``'s query that are credentials (a parameter named like ``key``, ``token``,
+    ``sig``..., or a key-shaped value), as written and decoded: masked wherever a server echoes them."""
+    query = urlsplit(url).query
+    if not query:
+        return []
+    out: set[str] = set()
+    for raw in query.split("&"):
+        name, _, value = raw.partition("=")
+        if value and (_SECRET_PARAM.search(unquote(name)) or looks_like_key(unquote(value))):
+            out.update(v for v in (value, unquote(value)) if len(v) >= 4)
+    return sorted(out)
+
+
+#: What a credential looks like: the prefixes of well-known key formats (OpenAI, Hugging Face, GitHub,
+#: Anthropic, Google, AWS, Slack), a bearer token, or a JWT.
+_KEY_SHAPES = re.compile(
+    r"^(?:(?:sk|pk|rk|hf|gh[pousr]|xox[abpr]|glpat|AKIA|AIza)[-_]?[A-Za-z0-9_-]{12,}|(?i:bearer)\s+\S{8,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)$")
+#: A name an environment variable may have (what --llm-api-key-env expects).
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Shorter values are never taken for a key (unless they have a key format's prefix).
+KEY_MIN_CHARS = 20
+#: The parts of a token between ``-``, ``_`` and ``:``; a key has a long one mixing letters and digits.
+_SEGMENT = re.compile(r"[^-_:]+")
+
+
+def token_like(value: object) -> bool:
+    """Whether ``value`` is one long token: at least :data:`KEY_MIN_CHARS` characters without spaces,
+    path separators or dots (a key could be such a token; a path, a URL or a sentence cannot)."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip()
+    return len(v) >= KEY_MIN_CHARS and not any(ch.isspace() or ch in "/\\." for ch in v)
+
+
+def looks_like_key(value: object) -> bool:
+    """Whether ``value`` looks like a credential rather than a name, path, option or word: a well-known
+    key format (``sk-...``, ``hf_...``, ``ghp_...``, a JWT...), or a long token (:func:`token_like`, not
+    an option) with base64 padding or signs (``+``, ``=``) or a part of 16 characters or more that mixes
+    letters and digits, as random keys do. Names such as ``MY_OPENAI_KEY``, ``self-refine-feedback-nli``
+    or ``Meta-Llama-3-8B-Instruct`` do not look like keys.
+
+    Such a value is never echoed in a message (:func:`mask_keys`)."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip()
+    if _KEY_SHAPES.match(v):
+        return True
+    if not token_like(v) or v.startswith("-"):
+        return False
+    if any(ch in v for ch in "+="):
+        return True
+    return any(len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
+               for seg in _SEGMENT.findall(v))
+
+
+_WORD = re.compile(r"[^\s'\",;()\[\]{}<>=]+")
+
+
+def mask_keys(text: str) -> str:
+    """``text`` with every key-shaped word (:func:`looks_like_key`) replaced by ``[redacted]`` and the
+    credentials :func:`redact_secrets` recognises masked: for messages that quote what a user typed."""
+    if not text:
+        return text
+    out = _WORD.sub(lambda m: MASK if looks_like_key(m.group(0)) else m.group(0), str(text))
+    return redact_secrets(out)
 
 
 def userinfo_secrets(url: str) -> list[str]:
@@ -103,5 +212,5 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
                 out.append(arg)
                 mask_next = True
             continue
-        out.append(redact_secrets(strip_userinfo(arg) if "://" in arg else arg))
+        out.append(redact_secrets(redact_url(arg) if "://" in arg else arg))
     return out

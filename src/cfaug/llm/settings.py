@@ -16,7 +16,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cfaug.llm.errors import LLMConfigError
-from cfaug.llm.redact import strip_userinfo
+from cfaug.llm.redact import ENV_NAME, looks_like_key, token_like
+from cfaug.llm.redact import redact_url as _redact_url
+from cfaug.quoting import quote, quote_list
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: Environment variables read when no base URL / model is given.
@@ -81,15 +83,16 @@ class LLMSettings:
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
-            raise LLMConfigError(f"unknown llm setting(s): {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+            raise LLMConfigError(f"unknown llm setting(s): {quote_list(unknown)}; valid: {', '.join(sorted(known))}")
         kwargs = {k: _convert(k, v, known[k]) for k, v in data.items() if v is not None}
         settings = cls(**kwargs)
         settings._check()
         return settings
 
     def _check(self) -> None:
+        check_key_env(self.api_key_env, "llm setting api_key_env")
         if self.api not in ("chat", "completions"):
-            raise LLMConfigError(f"llm api must be 'chat' or 'completions', got {self.api!r}")
+            raise LLMConfigError(f"llm api must be 'chat' or 'completions', got {quote(self.api)}")
         for name in ("concurrency", "batch_size", "max_retries"):
             low = 0 if name == "max_retries" else 1
             if getattr(self, name) < low:
@@ -103,10 +106,10 @@ class LLMSettings:
             try:
                 parts.port  # noqa: B018 - raises on a port that is not a number
             except ValueError:
-                raise LLMConfigError(f"llm base URL {strip_userinfo(url)!r} has an invalid port") from None
+                raise LLMConfigError(f"llm base URL {quote(redact_url(url))} has an invalid port") from None
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise LLMConfigError(
-                    f"llm base URL {strip_userinfo(url)!r} is not an http(s) URL like http://localhost:8000/v1")
+                    f"llm base URL {quote(redact_url(url))} is not an http(s) URL like http://localhost:8000/v1")
 
     # -- resolution ----------------------------------------------------------------------------------
     def resolved(self) -> LLMSettings:
@@ -134,9 +137,10 @@ class LLMSettings:
         return s
 
     def public(self) -> dict[str, Any]:
-        """The settings as recorded in a run manifest: no secrets (base URLs lose any user:password)."""
+        """The settings as recorded in a run manifest: no secrets (base URLs lose any user:password and
+        their query values, see :func:`redact_url`)."""
         d = dataclasses.asdict(self)
-        d["base_url"] = [strip_userinfo(u) for u in self.base_url]
+        d["base_url"] = [redact_url(u) for u in self.base_url]
         return d
 
     def identity(self) -> dict[str, Any]:
@@ -164,8 +168,24 @@ def split_urls(values: list[str] | str | None) -> list[str]:
 
 
 def redact_url(url: str) -> str:
-    """The URL without a ``user:password@`` part (:func:`cfaug.llm.redact.strip_userinfo`)."""
-    return strip_userinfo(url)
+    """The URL fit to be shown: no ``user:password@``, query values masked (:func:`cfaug.llm.redact.redact_url`)."""
+    return _redact_url(url)
+
+
+def check_key_env(name: object, where: str) -> None:
+    """Raise :class:`LLMConfigError` unless ``name`` can name an environment variable (letters, digits and
+    ``_``, not starting with a digit). ``where`` names the setting (``--llm-api-key-env``...). The message
+    says that the setting takes the *name* of the variable holding the key, not the key; a value that
+    looks like a key (:func:`~cfaug.llm.redact.looks_like_key`) is never shown."""
+    if isinstance(name, str) and ENV_NAME.match(name):
+        return
+    hidden = looks_like_key(name) or token_like(name)  # what could be a key is never shown
+    shown = "the value given looks like a key and is not shown" if hidden \
+        else f"got {quote(name, 60)}, which is not a variable name"
+    raise LLMConfigError(
+        f"{where} takes the name of the environment variable that holds the API key (such as "
+        f"{DEFAULT_KEY_ENV}), not the key itself; {shown}. Put the key in an environment variable and "
+        "give its name")
 
 
 def _convert(name: str, value: Any, f: dataclasses.Field) -> Any:
@@ -189,4 +209,5 @@ def _convert(name: str, value: Any, f: dataclasses.Field) -> Any:
             return float(value)
         return str(value)
     except (TypeError, ValueError):
-        raise LLMConfigError(f"llm setting {name}: cannot read {value!r} as {typ.split(' ')[0]}") from None
+        shown = "a value that looks like a key (not shown)" if looks_like_key(value) else quote(value)
+        raise LLMConfigError(f"llm setting {name}: cannot read {shown} as {typ.split(' ')[0]}") from None

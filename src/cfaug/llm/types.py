@@ -60,7 +60,10 @@ class Completion:
     None when it gave none). ``reasoning`` is what a reasoning model thought before answering, when the server
     returned it apart from the answer (``reasoning_content`` or ``reasoning`` beside ``content``): kept, never
     read as the answer. Reasoning written inline (``<think>...</think>`` in ``text``) stays in ``text``; the
-    parsers strip it (:func:`cfaug.llm.parsers.split_reasoning`)."""
+    parsers strip it (:func:`cfaug.llm.parsers.split_reasoning`). ``refusal`` is the text of a refusal the
+    server sent in the message's own ``refusal`` field (OpenAI's structured refusals), None when there is
+    none; an answer that is a refusal has no ``text`` and is reported as refused, not as empty
+    (:attr:`refused`)."""
 
     text: str
     tokens_in: int = 0
@@ -71,6 +74,7 @@ class Completion:
     usage_estimated: bool = False
     attempts: int = 1
     reasoning: str | None = None
+    refusal: str | None = None
     cache_key: str | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -78,12 +82,19 @@ class Completion:
         """Whether the answer was cut off at ``max_tokens`` (``finish_reason == "length"``)."""
         return self.finish_reason == "length"
 
+    @property
+    def refused(self) -> bool:
+        """Whether the model refused instead of answering: a ``refusal`` and no answer text."""
+        return bool(self.refusal and self.refusal.strip()) and not self.text.strip()
+
     def to_cache(self) -> dict[str, Any]:
         data = {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "finish_reason": self.finish_reason, "model": self.model,
                 "usage_estimated": self.usage_estimated}
         if self.reasoning is not None:
             data["reasoning"] = self.reasoning
+        if self.refusal is not None:
+            data["refusal"] = self.refusal
         return data
 
     @classmethod
@@ -92,7 +103,7 @@ class Completion:
                    tokens_out=int(data.get("tokens_out", 0)), finish_reason=data.get("finish_reason"),
                    model=data.get("model", ""), cached=True,
                    usage_estimated=bool(data.get("usage_estimated", False)), attempts=0,
-                   reasoning=data.get("reasoning"))
+                   reasoning=data.get("reasoning"), refusal=data.get("refusal"))
 
 
 def estimate_tokens(text: str) -> int:

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.llm.errors import CUT_OFF, LLMConfigError, ParseError, UnparsedAnswer
+from cfaug.llm.errors import CUT_OFF, REFUSED, LLMConfigError, ParseError, UnparsedAnswer
 from cfaug.llm.ledger import USAGE_FILE
 from cfaug.llm.parsers import UNTAGGED_LENGTH_RATIO, UNTAGGED_MIN_OVERLAP, Parser, get_parser, split_reasoning
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Completion, Message
 from cfaug.config import ConfigError, config_dict, param
 from cfaug.methods.base import Method
+from cfaug.quoting import quote
 from cfaug.registry import RegistryError
 from cfaug.training.context import StageContext
 
@@ -55,8 +56,9 @@ class LLMConfig:
     ``max_tokens`` (None: enough for the text being edited: a third of its characters plus 64, at
     most 4096); ``parse_retries``: how often an unreadable answer is sent back with a reminder;
     ``length_retry_max_tokens``: an answer cut off at ``max_tokens`` is asked once more with twice the
-    budget, at most this many tokens; ``untagged_*``: the bounds within which a rewrite given without its
-    tags is taken as a rewrite of its source (see :class:`~cfaug.llm.parsers.RevisedText`).
+    budget, at most this many tokens; ``untagged_*``: the bounds within which an answer is taken as a
+    rewrite of its source, tagged or not (the names are kept from when they bounded untagged answers only;
+    see :class:`~cfaug.llm.parsers.RevisedText`).
     """
 
     llm: dict[str, Any] = param(default_factory=dict, help="backend settings, filled from the --llm-* flags "
@@ -71,14 +73,15 @@ class LLMConfig:
         8192, "an answer cut off at max_tokens is asked again once with twice the max_tokens, at most this many "
         "(0: never; the item then fails)", min=0, max=131072)
     untagged_min_length: float = param(
-        UNTAGGED_LENGTH_RATIO[0], "a rewrite given without its tags is kept only if at least this many times as "
-        "long as its source (characters)", min=0.0, max=1.0)
+        UNTAGGED_LENGTH_RATIO[0], "a rewrite (tagged or not) is kept only if at least this many times as long as "
+        "its source (characters)", min=0.0, max=1.0)
     untagged_max_length: float = param(
-        UNTAGGED_LENGTH_RATIO[1], "a rewrite given without its tags is kept only if at most this many times as "
-        "long as its source (characters)", min=1.0, max=100.0)
-    untagged_min_overlap: float = param(
-        UNTAGGED_MIN_OVERLAP, "a rewrite given without its tags is kept only if it keeps at least this share of "
-        "its source's distinct words", min=0.0, max=1.0)
+        UNTAGGED_LENGTH_RATIO[1], "a rewrite (tagged or not) is kept only if at most this many times as long as "
+        "its source (characters)", min=1.0, max=100.0)
+    untagged_min_overlap: float | None = param(
+        None, "a rewrite (tagged or not) is kept only if it keeps at least this share of its source's distinct "
+        f"words (none: the task's, {UNTAGGED_MIN_OVERLAP:g} for sentiment and NLI, 0.25 for style)", min=0.0,
+        max=1.0)
 
 
 @dataclass
@@ -176,6 +179,9 @@ class LLMMethod(Method):
         self._usage_file: Path | None = None
         self._prompts: dict[str, Prompt] = {}
         self._parsers: dict[str, Parser] = {}
+        #: the least share of a source's words a rewrite keeps: the parameter, else the task's (set in prepare)
+        self.min_overlap = self.config.untagged_min_overlap if self.config.untagged_min_overlap is not None \
+            else UNTAGGED_MIN_OVERLAP
         if self.config.parse_retries < 0:
             raise LLMConfigError("parse_retries must be 0 or more")
 
@@ -189,6 +195,8 @@ class LLMMethod(Method):
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         self.check_task(task)
+        if self.config.untagged_min_overlap is None:
+            self.min_overlap = task.rewrite_min_overlap
         if ctx.concurrency is not None and self._client is None:
             self.settings = dataclasses.replace(self.settings, concurrency=int(ctx.concurrency))
         if ctx.run_dir is not None and self._client is None:
@@ -254,7 +262,7 @@ class LLMMethod(Method):
             ctx["source"] = variables["original"]
         ctx.setdefault("min_length_ratio", self.config.untagged_min_length)
         ctx.setdefault("max_length_ratio", self.config.untagged_max_length)
-        ctx.setdefault("min_word_overlap", self.config.untagged_min_overlap)
+        ctx.setdefault("min_word_overlap", self.min_overlap)
         return ctx
 
     def longer_budget(self, max_tokens: int | None, completion: Completion) -> int | None:
@@ -284,6 +292,9 @@ class LLMMethod(Method):
         ctx = self.parser_context(variables, parser_context)
         params.setdefault("temperature", self.config.temperature)
         messages: list[Message] = prompt.render(**variables)
+        if "prompt_text" not in ctx:  # what an answer must not copy: the prompt, and the reminder it may get
+            ctx["prompt_text"] = "\n".join([*(str(m.get("content") or "") for m in messages),
+                                            parser_obj.reminder(**ctx)])
         completions: list[Completion] = []
         reasons: list[str] = []
         kinds: list[str] = []
@@ -293,9 +304,14 @@ class LLMMethod(Method):
             completion = await self.client.chat(messages, seed=seed, sample=sample, purpose=purpose, **params)
             completions.append(completion)
             try:
+                if completion.refused:  # a refusal in its own field is not an empty answer
+                    raise ParseError(f"the model refused to answer: {quote(completion.refusal)}", REFUSED)
                 parsed = parser_obj.read(completion.text, truncated=completion.truncated, **ctx)
             except ParseError as exc:
                 kinds.append(exc.kind)
+                if exc.kind == REFUSED:  # a reminder of the format does not undo a refusal
+                    reasons.append(exc.reason)
+                    break
                 if completion.truncated and exc.kind == CUT_OFF:
                     limit = params.get("max_tokens")
                     where = f"max_tokens={limit}" if limit is not None else "the server's max_tokens"
@@ -331,6 +347,8 @@ class LLMMethod(Method):
                                    "reasons": reasons, "finish_reasons": [c.finish_reason for c in completions]}
         if any(c.reasoning for c in completions):
             details["reasoning"] = [c.reasoning for c in completions]
+        if any(c.refusal for c in completions):
+            details["refusals"] = [c.refusal for c in completions]
         raise UnparsedAnswer(
             f"no readable answer in {len(completions)} attempt(s) (prompt {prompt.name}): {reasons[-1]}", details)
 

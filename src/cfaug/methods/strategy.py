@@ -19,7 +19,7 @@ from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
-from cfaug.filters.builtin import normalise
+from cfaug.nlp.tokens import same_words
 from cfaug.demonstrations import (SELECTIONS, Demo, DemoPool, builtin_demos,
                                                            check_selection, group_view, load_demos)
 
@@ -278,9 +278,9 @@ class StrategyMethod(LLMMethod):
     def outcome(self, ctx: ItemContext, text: str, meta: dict[str, Any],
                 why: str = UNCHANGED) -> list[Counterfactual]:
         """What an item returns for its final ``text``: its :meth:`counterfactual`, or none (saying ``why``)
-        when ``text`` is the original again, up to case and spacing: an unchanged text is never written
+        when ``text`` holds the original's words again (:func:`~cfaug.nlp.tokens.same_words`): an unchanged text is never written
         under the target label."""
-        if normalise(text) == normalise(ctx.original):
+        if same_words(text, ctx.original):
             return NoCounterfactual(why)
         return [self.counterfactual(ctx, text, meta)]
 
@@ -294,7 +294,7 @@ class StrategyMethod(LLMMethod):
         out["llm"] = ctx.usage.to_meta()
         verdicts = dict(out.pop("filters", {}))
         notes = dict(out.pop("filter_notes", {}))
-        verdicts["changed"] = normalise(text) != normalise(ctx.original)
+        verdicts["changed"] = not same_words(text, ctx.original)
         if not verdicts["changed"]:
             notes["changed"] = "the answer is the original text"
         out.pop("passed", None)

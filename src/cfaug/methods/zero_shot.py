@@ -21,7 +21,7 @@ from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
 from cfaug.filters.base import record_filters
-from cfaug.filters.builtin import normalise
+from cfaug.nlp.tokens import same_words
 from cfaug.methods.base import METHODS, Preset
 
 
@@ -66,7 +66,7 @@ class ZeroShot(LLMMethod):
         seen: set[str] = set()
         for sample, answer in enumerate(answers):
             text = answer.value
-            if text in seen or normalise(text) == normalise(original):
+            if text in seen or same_words(text, original):
                 continue  # a repeat, or the original again: never written under the target label
             seen.add(text)
             fields = dict(item.record.fields)

@@ -13,6 +13,7 @@ Modules (each imported on its own; this package imports nothing, so ``cfaug --he
 - :mod:`cfaug.review.items`: the run directory's counterfactual rows as review items (ids ``<key>#<n>``),
   with both judges' verdicts, in review order (judges disagree first, then least sure);
 - :mod:`cfaug.review.app` and :mod:`cfaug.review.server`: the web app and ``serve``;
+  :mod:`cfaug.review.address`: the port (and address) a restarted server keeps;
 - :mod:`cfaug.review.export`: reviewed rows in any output format, one decision per item when several
   annotators decided it (majority; ties left out);
 - :mod:`cfaug.review.card`: the dataset card (README.md with YAML metadata) beside a Hugging Face or

@@ -9,8 +9,8 @@ Endpoints (every one needs the access token; see *Security* below):
 
 ``GET /``                     the page (``/?token=...`` sets the token cookie and redirects to ``/``)
 ``GET /static/<name>``        the page's script and stylesheet (a fixed list: the client names no path)
-``GET /api/session``          the run (task, labels, methods, item count), the annotator fixed by
-                              ``--annotator`` if any, the CSRF token, the keys
+``GET /api/session``          the run (task, labels and how its rows spell them, methods, item count),
+                              the annotator fixed by ``--annotator`` if any, the CSRF token, the keys
 ``GET /api/item``             the item to show: ``annotator``, filters (``method``, ``min``, ``max``,
                               ``undecided=1``) and either ``id`` (that item) or ``pos`` with ``dir``
                               (``next``: the first item at or after ``pos`` the filters keep; ``prev``:
@@ -95,6 +95,7 @@ KEYS = [
     {"key": "Space", "action": "skipped", "label": "skip"},
     {"key": "u", "action": "undo", "label": "undo", "hint": "also Backspace: your latest decision"},
     {"key": "\u2190 \u2192", "action": "move", "label": "previous / next item"},
+    {"key": "g", "action": "jump", "label": "go to an item", "hint": "by its id or its position in the queue"},
 ]
 
 _NAME_BAD = re.compile(r"[\x00-\x1f\x7f]")
@@ -148,6 +149,9 @@ class ReviewApp:
         self.store = ReviewStore(self.run_dir)
         task = self.items.task
         self.labels: list[str] = list(task.label_space.labels)
+        #: label -> how the rows spell it (``Negative``): what the page shows; decisions name the label itself
+        surfaces = self.items.label_surfaces()
+        self.label_names: dict[str, str] = {lab: surfaces.get(lab, lab) for lab in self.labels}
         self.edit_roles: list[str] = list(task.edit_roles)
         self.methods: list[str] = sorted({it.method for it in self.items.items if it.method})
         #: filters (method, min, max) -> (items in review order, item id -> position); a few kept
@@ -395,7 +399,8 @@ async def session(request: web.Request) -> web.Response:
     cfg = state.items.task
     body: dict[str, Any] = {
         "run": state.run_dir.name, "csrf": state.csrf, "annotator": state.annotator,
-        "task": {"name": getattr(cfg, "name", None), "labels": state.labels, "edit_roles": state.edit_roles},
+        "task": {"name": getattr(cfg, "name", None), "labels": state.labels, "label_names": state.label_names,
+                 "edit_roles": state.edit_roles},
         "methods": state.methods, "items": len(state.items.items), "decisions": list(DECISIONS),
         "keys": KEYS, "max_field": MAX_FIELD,
     }

@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cfaug.data.io.atomic import write_text_atomic
+
 if TYPE_CHECKING:
     from cfaug.review.export import ExportSummary
     from cfaug.review.items import ItemSet
@@ -73,6 +75,7 @@ def card_metadata(rows: list[dict[str, Any]], items: ItemSet, summary: ExportSum
     manifest = _read_json(items.run_dir / "manifest.json") or {}
     label_col = items.columns.label
     labels = Counter(str(r.get(label_col)) for r in rows)
+    surfaces = items.label_surfaces()  # the labels as the rows spell them, as sizes.by_label counts them
     methods = Counter(str(r.get("method") or "") for r in rows)
     meta: dict[str, Any] = {
         "license": license or "unknown",
@@ -84,7 +87,7 @@ def card_metadata(rows: list[dict[str, Any]], items: ItemSet, summary: ExportSum
         "tags": ["counterfactual", "data-augmentation", "human-reviewed", "cfaug"],
         "cfaug": {
             "task": task.name,
-            "labels": list(task.label_space.labels),
+            "labels": [surfaces.get(lab, lab) for lab in task.label_space.labels],
             "columns": {"text": items.columns.text, "label": label_col, "original": items.columns.original,
                         "original_label": items.columns.original_label},
             "sizes": {"rows": len(rows), "by_label": dict(sorted(labels.items())),
@@ -155,10 +158,7 @@ def write_card(output: str | os.PathLike[str], kind: str, rows: list[dict[str, A
                summary: ExportSummary, *, license: str | None) -> Path:
     """Write the card for an export to ``output`` (see :func:`card_path`); returns its path."""
     path = card_path(output, kind)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_card(rows, items, summary, license=license), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, render_card(rows, items, summary, license=license))
     return path
 
 

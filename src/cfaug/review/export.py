@@ -225,16 +225,7 @@ def text_changes(machine: str, edited: str) -> list[dict[str, Any]]:
 
 def _label_surfaces(items: ItemSet) -> dict[str, str]:
     """Canonical label -> how the run's rows spell it (``Negative`` for ``negative``)."""
-    out: dict[str, str] = {}
-    cols = items.columns
-    for it in items.items:
-        for canon, col in ((it.target_label, cols.label), (it.source_label, cols.original_label)):
-            raw = it.row.get(col)
-            if canon is not None and isinstance(raw, str):
-                out.setdefault(canon, raw)
-        if len(out) >= len(items.task.label_space.labels):
-            break
-    return out
+    return items.label_surfaces()
 
 
 def output_columns(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -254,12 +245,22 @@ def export_reviewed(run_dir: str | os.PathLike[str], output: str | os.PathLike[s
 
     Raises :class:`NothingToExport` when the run has no decisions or none of the chosen kind (nothing is
     written then), :class:`~cfaug.data.io.DataError` for a run directory or format that cannot be used,
-    :class:`~cfaug.run.decisions.StoreError` for a damaged review store."""
+    :class:`~cfaug.run.decisions.StoreError` for a damaged review store, and
+    :class:`~cfaug.run.outputs.OutputRefused` for an output inside ``run_dir`` (before anything is read);
+    the output is locked while it is written (:func:`~cfaug.run.outputs.output_lock`)."""
+    from cfaug.run.outputs import check_output, output_lock
+
     run_dir, out = Path(run_dir), Path(output)
     kind = detect_format(out, fmt, "--format") if fmt or not out.is_dir() else "hf"
     if kind == "aste":
         raise DataError(f"{out}: the ASTE format holds sentences with triplets, not reviewed counterfactuals; "
                         "choose jsonl, csv, tsv, parquet or hf")
+    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf")
+    with output_lock(out):
+        return _export(run_dir, out, kind, decisions, license)
+
+
+def _export(run_dir: Path, out: Path, kind: str, decisions: Sequence[str], license: str | None) -> ExportSummary:
     items = load_items(run_dir, include_failed=True)
     if not (run_dir / STORE_FILE).exists():
         raise NothingToExport(f"{run_dir}: no review decisions yet (no {STORE_FILE}); review the run first with "

@@ -145,6 +145,20 @@ class ItemSet:
         """Items by id."""
         return {it.id: it for it in self.items}
 
+    def label_surfaces(self) -> dict[str, str]:
+        """Canonical label -> how the run's rows spell it (``Negative`` for ``negative``); a label no row
+        names is left out."""
+        out: dict[str, str] = {}
+        cols = self.columns
+        for it in self.items:
+            for canon, col in ((it.target_label, cols.label), (it.source_label, cols.original_label)):
+                raw = it.row.get(col)
+                if canon is not None and isinstance(raw, str):
+                    out.setdefault(canon, raw)
+            if len(out) >= len(self.task.label_space.labels):
+                break
+        return out
+
     def ordered(self, *, method: str | None = None,
                 confidence: tuple[float | None, float | None] | None = None,
                 store: ReviewStore | None = None, annotator: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import os
 import secrets
@@ -12,6 +13,8 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+
+from cfaug.review.address import last_address, other_machines_hosts, remember, url_host
 
 #: an access token to use instead of a new random one (e.g. to keep the same URL across restarts)
 TOKEN_ENV = "CFAUG_REVIEW_TOKEN"
@@ -28,27 +31,33 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _url_host(host: str) -> str:
-    if host in ("0.0.0.0", ""):
-        return "127.0.0.1"
-    if host == "::":
-        return "[::1]"
-    return f"[{host}]" if ":" in host else host
+def serve(run_dir: str | os.PathLike[str], *, host: str | None = None, port: int | None = None,
+          annotator: str | None = None, open_browser: bool = True, token: str | None = None,
+          print_url: Callable[[str], object] = print) -> int:
+    """Serve the review page of ``run_dir`` on ``host:port`` until Ctrl-C or SIGTERM.
 
-
-def serve(run_dir: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 0, annotator: str | None = None,
-          open_browser: bool = True, token: str | None = None, print_url: Callable[[str], object] = print) -> int:
-    """Serve the review page of ``run_dir`` on ``host:port`` (port 0: a free one) until Ctrl-C or SIGTERM.
+    ``port``: 0 for a free one; None (the default) for the port of the run directory's last server with
+    the same ``annotator`` (:mod:`cfaug.review.address`), so that a restart keeps the pages open on it
+    working, else a free one; when that port is taken, a free one, with a message. ``host``: the address
+    to listen on; None (the default) for ``127.0.0.1``, or, when the token is fixed (``token`` or
+    ``$CFAUG_REVIEW_TOKEN``), the last server's host, so that its whole address stays the same. The
+    address served on is recorded in the run directory for the next start.
 
     Prints ``http://HOST:PORT/?token=...`` with ``print_url``, on a line of its own, once the server
-    listens; opens it in the default browser unless ``open_browser`` is False. ``token``: the access
-    token (default: ``$CFAUG_REVIEW_TOKEN``, else a new random one). Any ``host`` may be given; the token
-    is always required. Returns 0 once stopped."""
+    listens (on stderr, for a server on every interface, also the URLs other machines may use); opens it
+    in the default browser unless ``open_browser`` is False. ``token``: the access token (default:
+    ``$CFAUG_REVIEW_TOKEN``, else a new random one). Any ``host`` may be given; the token is always
+    required. Returns 0 once stopped."""
     from aiohttp import web
 
     from cfaug.review.app import APP_KEY, make_app
 
-    token = token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
+    fixed = token or os.environ.get(TOKEN_ENV)
+    token = fixed or secrets.token_urlsafe(32)
+    last = last_address(run_dir, annotator)
+    wanted = port if port is not None else last[1] if last else None
+    if host is None:
+        host = last[0] if fixed and last else "127.0.0.1"
     allowed = None
     if not _is_loopback(host):
         allowed = ["*"] if host in ANY_HOST else [host]
@@ -58,15 +67,28 @@ def serve(run_dir: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int
         runner = web.AppRunner(app, access_log=None)  # an access log would write the token of /?token=
         await runner.setup()
         try:
-            site = web.TCPSite(runner, host or None, port)
-            await site.start()
+            site = web.TCPSite(runner, host or None, wanted or 0)
+            try:
+                await site.start()
+            except OSError as exc:
+                await site.stop()
+                if port is not None or not wanted or exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+                    raise
+                print(f"cfaug review: port {wanted}, where the last server on this run directory listened, is "
+                      f"taken ({exc.strerror or exc}); serving on a free port instead: pages open on the old "
+                      "address must open the new one", file=sys.stderr)
+                await web.TCPSite(runner, host or None, 0).start()
             bound = runner.addresses[0][1]
-            url = f"http://{_url_host(host)}:{bound}/?token={token}"
+            _remember(run_dir, host, bound, annotator)
+            url = f"http://{url_host(host)}:{bound}/?token={token}"
             where = f"{Path(run_dir)} ({len(app[APP_KEY].items.items)} items)"
             print(f"cfaug review: serving {where}; open this URL (Ctrl-C stops the server):", file=sys.stderr)
             if allowed:
                 print(f"cfaug review: listening on {host or 'every interface'} (not only this machine): the "
                       "traffic is plain HTTP, keep the URL and its token to the people who review", file=sys.stderr)
+                for name in other_machines_hosts(host):
+                    print(f"cfaug review: from another machine: http://{name}:{bound}/?token={token}",
+                          file=sys.stderr)
             print_url(url)
             sys.stdout.flush()
             if open_browser:
@@ -86,3 +108,11 @@ def serve(run_dir: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int
     except KeyboardInterrupt:
         print("cfaug review: stopped", file=sys.stderr)
     return 0
+
+
+def _remember(run_dir: str | os.PathLike[str], host: str, port: int, annotator: str | None) -> None:
+    try:
+        remember(run_dir, host, port, annotator)
+    except OSError as exc:  # a read-only run directory: the next start picks a free port
+        print(f"cfaug review: cannot record the port in {run_dir} ({exc.strerror or exc}); the next start "
+              "will pick another one unless given --port", file=sys.stderr)

@@ -115,7 +115,9 @@ def format_stats(s: dict[str, Any]) -> str:
         return "\n".join(lines)
     lines += [f"decisions       {s['decisions']} live ({s['undone']} undone) on {s['items_decided']} items; "
               f"{s['items_undecided']} items undecided",
-              f"time            median {_secs(s['seconds_median'])} per decision"]
+              "time            " + (f"median {_secs(s['seconds_median'])} s per decision"
+                                    if s["seconds_median"] is not None
+                                    else "no decision has a time (the page measures it; imports have none)")]
     if s.get("decisions_on_unknown_items"):
         lines.append(f"warning         {s['decisions_on_unknown_items']} decisions name items that are not rows of "
                      "this run")

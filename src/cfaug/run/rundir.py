@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cfaug.data.io.atomic import atomic_open, write_text_atomic
 from cfaug.llm.ledger import USAGE_FILE
 
 try:
@@ -104,9 +105,7 @@ class RunDir:
             held.release()
 
     def write_json(self, name: str, obj: Any) -> None:
-        tmp = self.path / (name + ".tmp")
-        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path / name)
+        write_text_atomic(self.path / name, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def read_json(self, name: str) -> Any:
         return json.loads((self.path / name).read_text(encoding="utf-8"))
@@ -140,11 +139,9 @@ class RunDir:
         return ResultAppender(self.path / self.RESULTS)
 
     def write_lines(self, name: str, objs: Iterable[dict[str, Any]]) -> None:
-        tmp = self.path / (name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with atomic_open(self.path / name, "w", encoding="utf-8") as fh:
             for o in objs:
                 fh.write(json.dumps(o, ensure_ascii=False, default=str) + "\n")
-        os.replace(tmp, self.path / name)
 
     def read_lines(self, name: str) -> Iterator[dict[str, Any]]:
         path = self.path / name
@@ -213,7 +210,12 @@ class ResultAppender:
 
 
 class _Lock:
-    """The ``lock`` file of a run directory; see :meth:`RunDir.lock`."""
+    """The ``lock`` file of a run directory; see :meth:`RunDir.lock`. Other files are locked the same way
+    (:func:`cfaug.run.outputs.output_lock`) by a subclass that says what is locked (:meth:`_message`) and
+    raises its own :attr:`error`."""
+
+    #: raised when another process holds the lock
+    error: type[RunDirLocked] = RunDirLocked
 
     def __init__(self, path: Path, run_dir: Path) -> None:
         self.path, self.run_dir = path, run_dir
@@ -227,7 +229,7 @@ class _Lock:
                     return
             elif self._try_exclusive():
                 return
-        raise RunDirLocked(f"{self.run_dir} is in use by another cfaug run; could not lock {self.path}")
+        raise self.error(f"{self.run_dir} is in use by another cfaug run; could not lock {self.path}")
 
     def _try_flock(self) -> bool:
         """True once locked; False to try again (the file was replaced meanwhile, or ``flock`` is not
@@ -238,7 +240,7 @@ class _Lock:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                raise RunDirLocked(self._message(_read_holder(self.path))) from None
+                raise self.error(self._message(_read_holder(self.path))) from None
             self.use_flock = False  # e.g. ENOLCK on some network file systems
             return False
         try:  # the holder we raced with may have removed the file we opened: lock the one that is there
@@ -266,7 +268,7 @@ class _Lock:
                     except FileNotFoundError:
                         pass
                 return False
-            raise RunDirLocked(self._message(holder, hint=True)) from None
+            raise self.error(self._message(holder, hint=True)) from None
         try:
             os.write(fd, _holder_json())
         finally:
@@ -289,13 +291,18 @@ class _Lock:
                 self.fd = None
 
     def _message(self, holder: dict[str, Any], hint: bool = False) -> str:
-        who = (f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}"
-               if holder.get("pid") else "its details are not written yet")
-        msg = (f"{self.run_dir} is in use by another cfaug run ({who}); wait for it to finish or use "
-               "another --run-dir")
+        msg = (f"{self.run_dir} is in use by another cfaug run ({describe_holder(holder)}); wait for it to "
+               "finish or use another --run-dir")
         if hint:
             msg += f"; if that run is gone, delete {self.path}"
         return msg
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """Who holds a lock, from its file: ``pid 123 on host, since 2026-01-01T12:00:00+00:00``."""
+    if not holder.get("pid"):
+        return "its details are not written yet"
+    return f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}"
 
 
 def _holder_json() -> bytes:

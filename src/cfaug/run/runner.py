@@ -41,6 +41,7 @@ from cfaug.methods.base import Method
 from cfaug.run.context import stage_context
 from cfaug.run.engines import Job, LLMLoop, make_engine
 from cfaug.run.options import DEFAULT_METHOD, RunOptions
+from cfaug.run.outputs import OutputError, check_output, output_lock, param_inputs, run_dir_inputs
 from cfaug.run.rundir import RunDir
 from cfaug.run.summary import RunSummary, collect_results
 from cfaug.run.training import Fitted, fit_or_load, read_model
@@ -51,10 +52,6 @@ __all__ = ["OutputError", "Plan", "RunSummary", "Runner", "make_schema", "make_t
 
 #: rejected rows named in the log; the rest are counted (all are in rejects.jsonl)
 REJECTS_LOGGED = 20
-
-
-class OutputError(ConfigError):
-    """The output (or the run directory) cannot be written where it was asked for."""
 
 
 @dataclass
@@ -135,12 +132,16 @@ class Runner:
     # -- 0. check where results go ---------------------------------------------------------------------
     def check_locations(self) -> None:
         """Fail before any work when the output or the run directory cannot be written: a path under a
-        regular file, a folder this process cannot write to, an output format not known from the name."""
+        regular file, a folder this process cannot write to, an output format not known from the name, or
+        an output that would overwrite an input or a file of the run directory (:mod:`cfaug.run.outputs`)."""
         if self.output is not None:
             out = Path(self.output).expanduser()
             fmt = self.options.output_format
-            if fmt or not out.is_dir():
-                detect_format(out, fmt, "--output-format")
+            kind = detect_format(out, fmt, "--output-format") if fmt or not out.is_dir() else "hf"
+            o = self.options
+            check_output(self.output, "-o", inputs=[("", self.source), ("--train-data", o.train_data),
+                                            ("--model", o.model), *param_inputs(o.params),
+                                            *run_dir_inputs(self.rd.path)], folder=kind == "hf")
             _check_writable(out.parent, f"the output {self.output}")
         if self.rd.path.exists() and not self.rd.path.is_dir():
             raise OutputError(f"the run directory {self.rd.path} is a file, not a folder; pass another --run-dir")
@@ -292,9 +293,8 @@ class Runner:
             try:
                 write_rows(rows, self.output, self.options.output_format, columns=summary.columns)
                 summary.output = str(self.output)
-            except OSError as exc:
+            except OSError as exc:  # (the temporary file beside the output is already removed)
                 failed = exc
-                Path(str(self.output) + ".tmp").unlink(missing_ok=True)
         finished = time.time()
         summary.seconds = finished - self.started
         summary.peak_memory_mb = _peak_memory_mb()
@@ -318,7 +318,7 @@ class Runner:
         data = self.read()
         made = _make_dirs(self.rd.path)
         try:
-            with self.rd.lock():
+            with self.rd.lock(), output_lock(self.output):
                 self.open(data)
                 return self._run(data)
         except BaseException:

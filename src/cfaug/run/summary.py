@@ -19,7 +19,8 @@ class RunSummary:
     items: int = 0
     items_resumed: int = 0
     items_without_counterfactual: int = 0
-    #: why items got no counterfactual, as the method said (reason -> items); filtered candidates not included
+    #: why items got no counterfactual (reason -> items), one reason per item: as the method said, or the
+    #: filters that rejected every candidate; the counts sum to ``items_without_counterfactual``
     without_reasons: dict[str, int] = field(default_factory=dict)
     items_failed: int = 0
     first_error: str | None = None  #: the error of the first failed item, in input order (``Type: message``)
@@ -114,8 +115,8 @@ def collect_results(items: Sequence[WorkItem], done: dict[str, dict[str, Any]],
             continue
         if line["status"] == "no_counterfactual":
             s.items_without_counterfactual += 1
-            if line.get("reason"):
-                s.without_reasons[line["reason"]] = s.without_reasons.get(line["reason"], 0) + 1
+            reason = why_none(line)
+            s.without_reasons[reason] = s.without_reasons.get(reason, 0) + 1
         for row in line["counterfactuals"]:
             meta = row.get("meta") or {}
             passed = meta.get("passed", True)
@@ -139,6 +140,15 @@ def collect_results(items: Sequence[WorkItem], done: dict[str, dict[str, Any]],
     s.own_judge_threshold = thresholds.pop() if len(thresholds) == 1 else None
     s.own_judge_above_half = above_half / probed if probed else None
     return rows, s
+
+
+def why_none(line: dict[str, Any]) -> str:
+    """The reason of a ``no_counterfactual`` result line: the one it carries, or (a line written without
+    one) the one its rejected candidates give (:func:`~cfaug.run.results.no_counterfactual_reason`)."""
+    from cfaug.run.results import no_counterfactual_reason
+
+    return str(line.get("reason") or no_counterfactual_reason([row.get("meta") for row in line.get("counterfactuals")
+                                                               or []]))
 
 
 def _shorten(text: str, limit: int = 160) -> str:

@@ -8,6 +8,8 @@ cannot start headless, the browser test is skipped with the reason (``pytest -rs
 import re
 from pathlib import Path
 
+import pytest
+
 from cfaug_tests_chromium import browser_problem, chromium, count_color, keep_artifacts, png_pixels
 
 from cfaug.evaluate.report.html_report import write_report
@@ -108,3 +110,33 @@ def test_review_section_renders_in_chromium(browser, tmp_path, make_run_dir, mak
     assert "50.0%: 1 of 2 rows judged flipped" in section
     assert re.search(r'<table class="metrics" id="review-counts">.*&lt;b&gt;bob&lt;/b&gt;.*</table>', section, re.S)
     assert "<b>bob</b>" not in dom and 'class="filters-ready"' in dom  # escaped; the page's script still ran
+
+
+def test_report_runs_no_inline_handler_under_its_csp(browser, tmp_path, make_run_dir, make_row):
+    """The page's CSP allows its own script only (by hash): an inline handler attribute (``onsubmit=``) is
+    refused and logged as a violation. The filters' form is handled by the script instead; submitting it
+    (Enter in the form) neither logs a violation nor leaves the page."""
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    from playwright.sync_api import sync_playwright
+
+    rows = [make_row("1", "A good film.", "A bad film.", "positive", "negative", flipped=True)]
+    page_file = write_report(make_run_dir(tmp_path / "run", rows))
+    html = page_file.read_text(encoding="utf-8")
+    assert not re.search(r"<[^>]*\son[a-z]+\s*=", html), "an inline event handler in the report"
+    with sync_playwright() as pw:
+        chromium_browser = pw.chromium.launch(executable_path=browser, headless=True,
+                                              args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = chromium_browser.new_page()
+            problems: list[str] = []
+            page.on("console", lambda msg: msg.type == "error" and problems.append(msg.text))
+            page.on("pageerror", lambda exc: problems.append(str(exc)))
+            url = page_file.resolve().as_uri()
+            page.goto(url)
+            page.wait_for_selector("body.filters-ready")
+            page.evaluate("() => document.querySelector('form.filters').requestSubmit()")
+            page.wait_for_timeout(200)
+            assert page.url == url
+            assert problems == []
+        finally:
+            chromium_browser.close()

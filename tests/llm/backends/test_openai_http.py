@@ -203,3 +203,32 @@ def test_a_cut_off_answer_says_so(llm_server, llm_settings, fake_llm):
     assert answer.text == "" and answer.reasoning == "one two three four"
     assert answer.finish_reason == "length" and answer.truncated and answer.tokens_out == 4
     assert llm_server.requests[0].body["max_tokens"] == 4
+
+
+def test_a_refusal_field_is_kept_apart_from_the_answer(llm_server, llm_settings, fake_llm):
+    llm_server.add("hello", fake_llm.Shaped(None, refusal="I can't help with that."))
+    [answer] = ask(llm_settings(llm_server))
+    assert answer.text == "" and answer.refusal == "I can't help with that." and answer.refused
+    [again] = ask(llm_settings(llm_server))  # and so it is cached
+    assert again.cached and again.refusal == "I can't help with that." and llm_server.count() == 1
+
+
+@pytest.mark.parametrize("fault, said", [("500", "HTTP 500 internal error"),
+                                         ("malformed", "malformed answer: HTTP 200 with a body that is not an "
+                                                       "OpenAI-compatible answer: {\"id\": \"x\""),
+                                         ("empty", "(empty body)")])
+def test_a_server_that_answers_badly_is_quoted_not_sent_to_check_its_url(llm_server, llm_settings, fault, said):
+    llm_server.add("hello", "never", faults=[fault] * 2)
+    with pytest.raises(LLMUnavailable) as info:
+        ask(llm_settings(llm_server, max_retries=1))
+    message = str(info.value)
+    assert said in message and "check the base URL" not in message and "no answer received" not in message
+
+
+def test_a_long_error_body_is_quoted_short(llm_server, llm_settings):
+    llm_server.add("hello", "never", faults=["html-502"] * 2)
+    with pytest.raises(LLMUnavailable) as info:
+        ask(llm_settings(llm_server, max_retries=1))
+    message = str(info.value)
+    assert "HTTP 502 <html><body><h1>502 Bad Gateway</h1><p>upstream trouble</p>" in message
+    assert len(message) < 600 and "characters)" in message

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cfaug.cli import main
-from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL
+from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE, NO_TRIPLE_FROM_TEXT, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -260,8 +260,8 @@ LIGHT = ["-p", "models=tfidf-logreg", "-p", "importance=lime", "-p", "lime_sampl
 
 
 def test_llm_path_writes_nothing_for_an_item_with_no_principal_triple(tmp_path, sentiment_tsv, isolated_llm_cache):
-    """Triples that hold no word of the text carry no label: nothing is modified, nothing is rebuilt under
-    the target label, and the summary counts why."""
+    """Triples that hold no word of the text are not triples of the text (invented content): none is kept,
+    nothing is modified, nothing is rebuilt under the target label, and the summary counts why."""
     rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:5]
     inp = tmp_path / "in.tsv"
     inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
@@ -272,7 +272,7 @@ def test_llm_path_writes_nothing_for_an_item_with_no_principal_triple(tmp_path, 
         assert srv.count("Rewrite each of them") == 0 and srv.count("Write a text that states") == 0
     assert read_jsonl(out) == []
     summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
-    assert summary["without_reasons"] == {NO_PRINCIPAL_TRIPLE: 4} and summary["counterfactuals_written"] == 0
+    assert summary["without_reasons"] == {NO_TRIPLE_FROM_TEXT: 4} and summary["counterfactuals_written"] == 0
     lines = read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")
     assert {ln["status"] for ln in lines} == {"no_counterfactual"} and all(not ln["counterfactuals"] for ln in lines)
 
@@ -281,7 +281,8 @@ def test_llm_path_writes_nothing_for_an_item_with_no_principal_triple(tmp_path, 
 def test_llm_path_writes_nothing_when_no_principal_triple_was_changed(tmp_path, sentiment_tsv, isolated_llm_cache,
                                                                       modify):
     """The modification gives the triples back unchanged (up to case and spacing), or fewer of them with
-    none changed: no rebuild is asked. A rebuilt text that is the original again is not written either."""
+    none changed: no rebuild is asked. A rebuilt text that is the original again (although the modification
+    flipped the opinion words) is not written either."""
     rows_in = sentiment_tsv.read_text(encoding="utf-8").splitlines()[:5]
     inp = tmp_path / "in.tsv"
     inp.write_text("\n".join(rows_in) + "\n", encoding="utf-8")
@@ -290,6 +291,9 @@ def test_llm_path_writes_nothing_when_no_principal_triple_was_changed(tmp_path, 
     def as_triple(text):
         words = text.strip().rstrip(".").split()
         return f"{words[0]} | {words[1]} | {' '.join(words[2:])}"
+
+    def flip(text):
+        return re.sub(r"\w+", lambda m: FLIP.get(m.group(0), m.group(0)), text)
 
     def reply(body, prompt):
         if "Break the text below" in prompt:  # the whole text, twice: both triples hold its opinion words
@@ -302,9 +306,9 @@ def test_llm_path_writes_nothing_when_no_principal_triple_was_changed(tmp_path, 
                 return "\n".join("  " + line.upper().replace(" | ", "  |  ") for line in lines)
             if modify == "fewer":
                 return lines[0]
-            return "\n".join(line + " indeed" for line in lines)
-        if "Write a text that states" in prompt:
-            return "<revised> " + next(o for o in originals if as_triple(o) in prompt) + " </revised>"
+            return "\n".join(flip(line) for line in lines)  # a label edit: the opinion words flipped
+        if "Write a text that states" in prompt:  # ... and the original rebuilt all the same
+            return "<revised> " + next(o for o in originals if flip(as_triple(o)) in prompt) + " </revised>"
         return "OK"
 
     out = tmp_path / "out.jsonl"

@@ -76,7 +76,11 @@ def test_keeps_the_true_best_and_stops_after_patience_steps_without_improvement(
 
 
 def test_stops_at_max_steps_while_every_step_improves(serve, scripted, run_method):
-    words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
+    # long enough that even the first candidates, with 13 words replaced, keep most of the original's words
+    # (an answer that keeps too few is not read as a rewrite at all)
+    words = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+             "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+             "million").split()
     original = " ".join(words) + " great"
 
     def candidate(changed: int) -> str:  # flipped ("dull") and `changed` more words replaced than needed
@@ -144,10 +148,38 @@ def test_unreadable_answers_are_failed_steps_and_the_loop_goes_on(serve, scripte
     assert lines[0]["status"] == "ok"
 
 
-def test_an_item_with_no_readable_answer_fails_with_every_step_kept(serve, scripted, run_method):
+def test_an_item_whose_answers_stay_unreadable_stops_after_max_unreadable(serve, scripted, run_method):
     model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
     srv = serve(model)
-    summary, rows, lines = run_method("compare-generate", REVIEW, srv, max_steps=3)
+    summary, rows, lines = run_method("compare-generate", REVIEW, srv)
+    reason = "no readable answer: 3 unreadable answers in a row (max_unreadable=3)"
+    assert rows == [] and summary.items_failed == 0 and summary.without_reasons == {reason: 1}
+    assert lines[0]["status"] == "no_counterfactual" and lines[0]["reason"] == reason
+    assert len(model.asked["few-shot"]) == 3  # the two initial answers and one more sample, not 12 requests
+    assert "judge" not in model.asked and srv.count() == 3
+
+
+def test_the_search_stops_after_max_unreadable_answers_in_a_row_and_keeps_its_best(serve, scripted, run_method,
+                                                                                     tmp_path):
+    import json
+
+    dull = "A dull film with a warm heart."
+    model = scripted(**{"few-shot": ["<revised>A fine film with a warm heart.</revised>", f"<revised>{dull}</revised>"],
+                        "judge": negative_judge(scripted), "compare": ["no tags here, just chatter"]})
+    srv = serve(model)
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, max_unreadable=2)
+    meta = rows[0]["meta"]
+    assert rows[0]["text"] == dull and meta["stop"] == "max_unreadable" and meta["steps"] == 2
+    assert len(model.asked["compare"]) == 2  # then it stopped, instead of going on to patience (5)
+    assert [t["step"] for t in meta["trajectory"]] == [0, 0, 1, 2] and "error" in meta["trajectory"][-1]
+    [config] = [json.loads(p.read_text()) for p in tmp_path.glob("run-*/config.json")]
+    assert config["params"]["max_unreadable"] == 2  # the run records the limit it used
+
+
+def test_with_a_larger_max_unreadable_an_unreadable_item_fails_with_every_step_kept(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
+    srv = serve(model)
+    summary, rows, lines = run_method("compare-generate", REVIEW, srv, max_steps=3, max_unreadable=10)
     assert rows == [] and summary.items_failed == 1
     assert lines[0]["status"] == "error" and lines[0]["error"].startswith("UnparsedAnswer")
     assert [t["step"] for t in lines[0]["details"]["trajectory"]] == [0, 0, 1, 2, 3]

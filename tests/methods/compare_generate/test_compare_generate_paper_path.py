@@ -27,7 +27,7 @@ ANSWERS = {
             ["A poor film with a warm heart.",            # the same loss as the best ("dull"): a tie
              "A dull film with a cold heart.",            # flipped, more edits: worse, from here on
              "An awful, poor film with a cold heart.",
-             "A flat film."]),
+             "A flat film with a cold, cold heart."]),
     FLAT: (["The plot is slow and the acting is flat.", "The plot is dull and the acting is cold."],
            ["The plot is slow and the acting is flat!"]),
     LOVELY: ([LOVELY, f" {LOVELY.upper()} "], [LOVELY]),

@@ -50,3 +50,25 @@ def test_opro_history_keeps_the_best_solutions(serve, scripted, run_method):
     listed = shown(model.asked["opro"][-1])
     assert len(listed) == 2 and all("film with a warm heart" in t for t, _ in listed)
     assert all(loss < 1 for _, loss in listed)  # the two unflipped ones dropped out
+
+
+def test_opro_stops_an_item_after_max_unreadable_answers_in_a_row(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["<revised>A dull film with a warm heart.</revised>", "I will not do that."],
+                        "judge": scripted.labels_by_words(NEGATIVE, "negative", "positive"),
+                        "opro": ["nothing useful"]})
+    srv = serve(model)
+    _, rows, _ = run_method("opro", REVIEW, srv)
+    # one readable candidate, then unreadable: the second initial answer and two resamples make three in a row
+    assert len(model.asked["few-shot"]) == 4 and "opro" not in model.asked
+    meta = rows[0]["meta"]
+    assert rows[0]["text"] == "A dull film with a warm heart."
+    assert meta["stop"] == "max_unreadable" and meta["steps"] == 2 and len(meta["trajectory"]) == 4
+
+
+def test_opro_gives_no_counterfactual_when_no_answer_is_readable(serve, scripted, run_method):
+    model = scripted(**{"few-shot": ["I will not do that."], "judge": ["positive"]})
+    srv = serve(model)
+    summary, rows, lines = run_method("opro", REVIEW, srv, max_unreadable=4)
+    assert rows == [] and lines[0]["status"] == "no_counterfactual" and summary.items_failed == 0
+    assert lines[0]["reason"] == "no readable answer: 4 unreadable answers in a row (max_unreadable=4)"
+    assert srv.count() == 4  # not the 12 answers of ten steps

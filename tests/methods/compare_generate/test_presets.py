@@ -48,6 +48,10 @@ CASES = [
 ]
 
 
+#: the style case's text: its prompts are told apart by it (the sentiment prompts speak of "style" too)
+STYLE_TEXT = "I regret that I cannot attend the meeting."
+
+
 def golden_model(scripted):
     def judge(prompt: str) -> str:
         if "Relation:" in prompt:
@@ -59,7 +63,7 @@ def golden_model(scripted):
     def revision(prompt: str) -> str:
         if "Hypothesis:" in prompt:
             return "Reasoning.\n<revised>A man is asleep on a sofa.</revised>"
-        if "style" in prompt:
+        if STYLE_TEXT in prompt:
             return "Reasoning.\n<revised>cant make the meeting, sorry</revised>"
         return "Reasoning.\n<revised>A dull film with a cold heart.</revised>"
 
@@ -68,7 +72,7 @@ def golden_model(scripted):
              "style": "<revised>I cannot attend the meeting, sorry.</revised>"}
 
     def few_shot(prompt: str) -> str:
-        task = "nli" if "Hypothesis:" in prompt else "style" if "style" in prompt else "sentiment"
+        task = "nli" if "Hypothesis:" in prompt else "style" if STYLE_TEXT in prompt else "sentiment"
         return first[task]
 
     return scripted(**{"few-shot": few_shot, "cot": revision, "feedback": ["It still reads the old way."],
@@ -126,8 +130,8 @@ SEARCH_DEFAULTS = {"judge": "llm", "judge_data": None, "judge_model": None, "jud
 OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
                 "compare-generate": {"max_steps": 10, "patience": 5}}
 NEW_DEFAULTS = {"prompt_set": "default", "demo_group": False, "length_retry_max_tokens": 8192,
-                "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": 0.5}
-NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale"}
+                "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None}
+NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale", "max_unreadable": 3}
 
 PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}
 PAPER_SEARCH = {**PAPER, "alpha": 0.1, "require_alignment": False, "ties": "latest", "style_score": "count"}
@@ -183,11 +187,19 @@ def test_parameter_checks():
 
 # -- Self-Refine: no minimal-edit instructions -----------------------------------------------------------
 
+#: per task, a first rewrite of its text and a refined one (each must read as a rewrite of the text)
+REWRITES = {"sentiment": ("A fine film with a warm heart.", "A dull film with a cold heart."),
+            "nli": ("A man is sitting on a sofa.", "A man is asleep on a sofa."),
+            "style": ("I cannot attend the meeting, sorry.", "cant make the meeting, sorry")}
+
+
 @pytest.mark.parametrize("task, data", [("sentiment", REVIEW), ("nli", PAIR), ("style", FORMAL)])
 def test_self_refine_paper_prompts_drop_the_minimal_edit_lines(serve, scripted, run_method, task, data):
+    first, refined = REWRITES[task]
+
     def asked(preset):
-        model = scripted(**{"few-shot": ["<revised>Something else.</revised>"], "feedback": ["It is not clear."],
-                            "refine": ["<revised>Something else again.</revised>"]})
+        model = scripted(**{"few-shot": [f"<revised>{first}</revised>"], "feedback": ["It is not clear."],
+                            "refine": [f"<revised>{refined}</revised>"]})
         srv = serve(model)
         _, rows, _ = run_method("self-refine", data, srv, task=task, preset=preset, rounds=1)
         return model.asked, rows[0]["meta"]["llm"]["prompts"]
@@ -212,7 +224,7 @@ def demo_block(prompt: str) -> str:
 
 @pytest.mark.parametrize("method", ["few-shot", "cot"])
 def test_paper_sentiment_prompt_has_exactly_one_demonstration(serve, scripted, run_method, method, fixtures):
-    answer = "Causal words: great\nReplacements: dull\n<revised>A dull film.</revised>"
+    answer = "Causal words: great\nReplacements: dull\n<revised>A dull film with a warm heart.</revised>"
     for demos in ({}, {"demos": str(fixtures / "imdb_paired.tsv")}):
         model = scripted(**{method: [answer]})
         srv = serve(model)

@@ -38,7 +38,7 @@ class UpperConfig:
 
 
 class Upper(Method):
-    """Upper-cases the text; record ``r13`` raises."""
+    """Upper-cases the text and turns "good" into "bad" (a real word change); record ``r13`` raises."""
 
     name = "ray-test-upper.v1"
     Config = UpperConfig
@@ -54,7 +54,7 @@ class Upper(Method):
         return out
 
     def rewrite(self, text):
-        return text.upper()
+        return text.replace("good", "bad").upper()
 
     def where(self):
         return {}
@@ -86,7 +86,7 @@ class Crash(Upper):
     def rewrite(self, text):
         if text == "review 5 was good":
             os._exit(1)
-        return text
+        return super().rewrite(text)
 
 
 class Misconfigured(Upper):
@@ -97,7 +97,7 @@ class Misconfigured(Upper):
     def rewrite(self, text):
         if text == "review 3 was good":
             raise ConfigError("the service this method needs is not configured")
-        return text
+        return super().rewrite(text)
 
 
 class LoadMisconfigured(Suffixed):
@@ -182,7 +182,7 @@ def test_same_lines_as_the_local_engine(upper_run):
     LocalEngine(workers=1).execute(job(), BATCHES, local.append)
     assert len(lines) == len(ITEMS) and canonical(lines) == canonical(local)
     by_key = {ln["key"]: ln for ln in lines}
-    assert by_key[ITEMS[0].key]["counterfactuals"][0]["text"] == "REVIEW 0 WAS GOOD"
+    assert by_key[ITEMS[0].key]["counterfactuals"][0]["text"] == "REVIEW 0 WAS BAD"
 
 
 def test_a_failing_item_gives_an_error_line_for_that_item_only(upper_run):

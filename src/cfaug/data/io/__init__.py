@@ -18,6 +18,7 @@ What lives where (each module imports only those listed before it, and the rest 
 - :mod:`~cfaug.data.io.label_codings`: the check that numeric labels are one of the task's codings;
 - :mod:`~cfaug.data.io.dataset`: :func:`read_dataset`, rows to :class:`Dataset` records and rejects
   (:data:`DEFAULT_MAX_CHARS`);
+- :mod:`~cfaug.data.io.atomic`: writing a file all at once (a temporary file beside it, renamed into place);
 - :mod:`~cfaug.data.io.writers`: :func:`write_rows`, every format.
 """
 

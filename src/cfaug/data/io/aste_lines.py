@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.io.errors import DataError
+from cfaug.quoting import quote, quote_list
 
 
 def _iter_aste(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any] | str]]]:
@@ -46,14 +47,14 @@ def _write_aste_rows(rows: Sequence[dict[str, Any]], tmp: Path, cols: Sequence[s
     text_col = next((c for c in TEXT_NAMES if c in cols), cols[0] if cols else None)
     label_col = next((c for c in LABEL_NAMES if c in cols), None)
     if text_col is None or label_col is None:
-        raise DataError(f"{path}: {hint} (no text or label column among {', '.join(cols) or 'none'})")
+        raise DataError(f"{path}: {hint} (no text or label column among {quote_list(cols)})")
     lines = []
     for n, r in enumerate(rows, start=1):
         try:
             label = format_triplets(parse_triplets(r.get(label_col) or "[]"))
         except AsteFormatError:
             tmp.unlink(missing_ok=True)
-            raise DataError(f"{path}: row {n} has the label {str(r.get(label_col))[:40]!r}, not a triplet list; "
+            raise DataError(f"{path}: row {n} has the label {quote(str(r.get(label_col)), 40)}, not a triplet list; "
                             f"{hint}") from None
         lines.append(f"{' '.join(str(r.get(text_col) or '').split())}{SEPARATOR}{label}\n")
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -16,6 +16,7 @@ from cfaug.data.labels import LabelError
 from cfaug.data.records import Record
 from cfaug.data.schema import Schema
 from cfaug.data.tasks import Task
+from cfaug.quoting import quote, quote_list
 
 DEFAULT_MAX_CHARS = 100_000
 
@@ -64,7 +65,7 @@ def read_dataset(
             continue
         problem, record = _row_to_record(row, rownum, resolved, task, max_chars)
         if record is not None and record.id in seen_ids:
-            problem = f"duplicate id {record.id!r} (first seen in row {seen_ids[record.id]})"
+            problem = f"duplicate id {quote(record.id)} (first seen in row {seen_ids[record.id]})"
             record = None
         if record is None:
             rejects.append(Reject(name, rownum, problem or "invalid row", _jsonable_row(row)))
@@ -95,23 +96,23 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
     fields: dict[str, str] = {}
     for role, col in schema.text_cols.items():
         if col not in row:
-            return f"missing column {col!r}", None
+            return f"missing column {quote(col)}", None
         value = _cell_text(row[col])
         if value is None or not value.strip():
-            return f"empty text in column {col!r}", None
+            return f"empty text in column {quote(col)}", None
         kind = _kind(row[col])
         if kind is not None:
-            return f"text in column {col!r} is {kind}, not a string", None
+            return f"text in column {quote(col)} is {kind}, not a string", None
         problem = _unicode_problem(value, col)
         if problem:
             return problem, None
         if len(value) > max_chars:
-            return f"text in column {col!r} has {len(value):,} characters, over the limit of {max_chars:,} (--max-chars)", None
+            return f"text in column {quote(col)} has {len(value):,} characters, over the limit of {max_chars:,} (--max-chars)", None
         fields[role] = value
     raw_label = row.get(schema.label_col) if schema.label_col else None
     kind = _kind(raw_label)
     if kind not in (None, "a number", "true/false"):
-        return f"label in column {schema.label_col!r} is {kind}, not a string or number", None
+        return f"label in column {quote(schema.label_col)} is {kind}, not a string or number", None
     if isinstance(raw_label, str):
         problem = _unicode_problem(raw_label, str(schema.label_col))
         if problem:
@@ -123,21 +124,21 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
             if mapped is None and _number(raw_text) is not None:
                 mapped = next((v for k, v in schema.label_map.items() if _number(k) == _number(raw_text)), None)
             if mapped is None:
-                return (f"label {raw_text!r} in column {schema.label_col!r} is not in --label-map "
-                        f"({', '.join(schema.label_map)})"), None
+                return (f"label {quote(raw_text)} in column {quote(schema.label_col)} is not in --label-map "
+                        f"({quote_list(schema.label_map)})"), None
             label = task.label_space.canonical(mapped)
         else:
             label = task.label_space.canonical(_cell_text(raw_label))
     except LabelError as exc:
-        return f"{exc} in column {schema.label_col!r}", None
+        return f"{exc} in column {quote(schema.label_col)}", None
     if schema.id_col:
         raw_id = row.get(schema.id_col)
         kind = _kind(raw_id)
         if kind not in (None, "a number"):
-            return f"id in column {schema.id_col!r} is {kind}, not a string or number", None
+            return f"id in column {quote(schema.id_col)} is {kind}, not a string or number", None
         rid = _cell_text(raw_id)
         if rid is None or not rid.strip():
-            return f"empty id in column {schema.id_col!r}", None
+            return f"empty id in column {quote(schema.id_col)}", None
         problem = _unicode_problem(rid, schema.id_col)
         if problem:
             return problem, None
@@ -149,5 +150,5 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
     record = Record(id=rid, fields=fields, label=label, meta=_jsonable_row(meta))
     problem = task.check_record(record)
     if problem:
-        return f"{problem} (column {schema.label_col!r})", None
+        return f"{problem} (column {quote(schema.label_col)})", None
     return None, record

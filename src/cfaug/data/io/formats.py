@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from cfaug.data.io.errors import DataError
+from cfaug.quoting import quote
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet", "hf", "aste")
 
@@ -15,7 +16,7 @@ def detect_format(path: str | os.PathLike[str], fmt: str | None = None, flag: st
     ``flag`` names the option that sets the format, for the error message."""
     if fmt:
         if fmt not in FORMATS:
-            raise DataError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+            raise DataError(f"unknown format {quote(fmt)}; choose one of {', '.join(FORMATS)}")
         return fmt
     p = Path(path)
     if p.is_dir():

@@ -8,6 +8,7 @@ from typing import Any
 from cfaug.data.io.cells import _cell_text, _number
 from cfaug.data.schema import Schema, SchemaError
 from cfaug.data.tasks import Task
+from cfaug.quoting import quote, quote_list
 
 
 def _check_numeric_labels(rows: Sequence[tuple[int, dict[str, Any] | str]], schema: Schema, task: Task,
@@ -29,12 +30,12 @@ def _check_numeric_labels(rows: Sequence[tuple[int, dict[str, Any] | str]], sche
                 numbers.add(n)
     if not numbers or any(numbers <= set(c) for c in codings):
         return
-    seen = ", ".join(sorted(numbers, key=float)[:12]) + (", ..." if len(numbers) > 12 else "")
+    seen = quote_list(sorted(numbers, key=float)[:12]) + (", ..." if len(numbers) > 12 else "")
     known = " or ".join("/".join(c) for c in codings)
     how = ("it was found by its name; pass --label-col COLUMN for the column that holds the labels, or "
            if schema.label_guessed else "pass ")
     raise SchemaError(
-        f"{where}: the label column {schema.label_col!r} holds the numbers {seen}, which are not a {task.name} "
+        f"{where}: the label column {quote(schema.label_col)} holds the numbers {seen}, which are not a {task.name} "
         f"coding ({known}); {how}--label-map VALUE=LABEL,... to say what each value means (for example "
         f"--label-map {_example_map(sorted(numbers, key=float), task)}), or choose another --task (e.g. rating)")
 

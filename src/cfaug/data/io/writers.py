@@ -11,39 +11,38 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.io.aste_lines import _write_aste_rows
+from cfaug.data.io.atomic import atomic_open, atomic_path
 from cfaug.data.io.formats import detect_format
 
 
 def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt: str | None = None,
                columns: Sequence[str] | None = None) -> None:
-    """Write row dicts. JSONL keeps nested objects; CSV/TSV/Parquet/HF store them as JSON strings."""
+    """Write row dicts. JSONL keeps nested objects; CSV/TSV/Parquet/HF store them as JSON strings. A file
+    is written atomically (:mod:`cfaug.data.io.atomic`): a failure leaves the old file as it was."""
     kind = detect_format(path, fmt, "--output-format") if fmt or not Path(path).is_dir() else "hf"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns else _union_columns(rows)
-    tmp = path.with_name(path.name + ".tmp")
     if kind == "jsonl":
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with atomic_open(path, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
         return
     if kind == "aste":
-        _write_aste_rows(rows, tmp, cols, path)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            _write_aste_rows(rows, tmp, cols, path)
         return
     flat = [{c: _flat(r.get(c)) for c in cols} for r in rows]
     if kind in ("csv", "tsv"):
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=cols, delimiter="," if kind == "csv" else "\t")
             w.writeheader()
             w.writerows(flat)
-        os.replace(tmp, path)
     elif kind == "parquet":
         import pandas as pd
 
-        pd.DataFrame(flat, columns=cols).to_parquet(tmp, index=False)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pd.DataFrame(flat, columns=cols).to_parquet(tmp, index=False)
     else:
         import datasets as hf
 

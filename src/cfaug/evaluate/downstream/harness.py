@@ -1,6 +1,12 @@
 """The downstream protocol: for every training condition (original data; original + each set of
-counterfactuals) and every seed, train a classifier, choose its settings on the dev set, and measure
-accuracy on each test set."""
+counterfactuals) and every seed, train a classifier, choose its settings (the classifier's own rule: for
+the TF-IDF ones :func:`cfaug.classifiers.selection.select_setting`, on the dev set, else by
+cross-validation over the training rows, else the default), and measure accuracy on each test set.
+
+A model that gives nearly every test item one label (at least :data:`ONE_CLASS_SHARE` of them, on a test
+set whose own labels are more mixed than that) has learnt little but the label counts: each such model
+is logged and listed in :attr:`DownstreamResult.warnings`, so that its accuracy is not read as a finding
+about the training data."""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +27,8 @@ from cfaug.data.inputs import JudgeInput
 from cfaug.data.fingerprint import hash_source, versions
 
 KINDS = ("in-domain", "challenge", "out-of-domain")
+#: a model whose most frequent predicted label covers at least this share of a test set is flagged
+ONE_CLASS_SHARE = 0.95
 
 
 @dataclass
@@ -92,6 +101,8 @@ class DownstreamResult:
     chosen: dict[str, list[dict[str, Any]]]
     seconds: float = 0.0
     environment: dict[str, Any] = field(default_factory=dict)
+    #: models that predicted (nearly) one label for a whole test set (see :func:`one_class_warning`)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self, condition: str, test: str) -> tuple[float, float]:
         """(mean, sample standard deviation; 0 for a single seed) of accuracy."""
@@ -105,7 +116,7 @@ class DownstreamResult:
         return {"classifier": self.classifier, "classifier_settings": self.classifier_settings,
                 "seeds": self.seeds, "conditions": self.conditions, "tests": self.tests, "dev": self.dev,
                 "accuracy": self.accuracy, "summary": table, "chosen_on_dev": self.chosen,
-                "seconds": self.seconds, "environment": self.environment}
+                "warnings": self.warnings, "seconds": self.seconds, "environment": self.environment}
 
 
 def _describe(s: LabelledSet) -> dict[str, Any]:
@@ -114,6 +125,27 @@ def _describe(s: LabelledSet) -> dict[str, Any]:
         counts[lab] = counts.get(lab, 0) + 1
     return {"source": s.source, "rows": len(s), "labels": counts, "sha256": s.sha256, "kind": s.kind,
             "rejected_rows": len(s.rejects)}
+
+
+def one_class_warning(predicted: Sequence[str], gold: Sequence[str], share: float = ONE_CLASS_SHARE
+                      ) -> dict[str, Any] | None:
+    """``{"label", "share", "gold_share"}`` when one label makes up at least ``share`` of ``predicted``
+    while the gold labels are more mixed than that (the most frequent gold label below ``share``); else None."""
+    if not predicted:
+        return None
+    label, n = Counter(str(p) for p in predicted).most_common(1)[0]
+    top = n / len(predicted)
+    gold_top = Counter(str(g) for g in gold).most_common(1)[0][1] / len(gold) if gold else 1.0
+    if top < share or gold_top >= share:
+        return None
+    return {"label": label, "share": round(top, 4), "gold_share": round(gold_top, 4)}
+
+
+def describe_warning(w: Mapping[str, Any]) -> str:
+    """One warning of :attr:`DownstreamResult.warnings` in words."""
+    return (f"{w['condition']}, seed {w['seed']}: the classifier predicts {w['label']!r} for {w['share']:.0%} of "
+            f"{w['test_set']} ({w['predicted']} of {w['items']} items; the set's most frequent label is "
+            f"{w['gold_share']:.0%} of it): its accuracy there reflects the label counts, not what it learnt")
 
 
 def run_downstream(conditions: Sequence[TrainCondition], dev: LabelledSet, tests: Sequence[LabelledSet],
@@ -131,6 +163,7 @@ def run_downstream(conditions: Sequence[TrainCondition], dev: LabelledSet, tests
         raise ValueError(f"test set names must be unique, got {names}")
     acc: dict[str, dict[str, list[float]]] = {c.name: {t.name: [] for t in tests} for c in conditions}
     chosen: dict[str, list[dict[str, Any]]] = {c.name: [] for c in conditions}
+    warnings: list[dict[str, Any]] = []
     settings: dict[str, Any] = {}
     for cond in conditions:
         x, y = cond.data()
@@ -143,10 +176,17 @@ def run_downstream(conditions: Sequence[TrainCondition], dev: LabelledSet, tests
             for t in tests:
                 predicted = clf.predict(t.inputs)
                 acc[cond.name][t.name].append(accuracy(predicted, t.labels))
+                flag = one_class_warning(predicted, t.labels)
+                if flag:
+                    flag = {"condition": cond.name, "seed": seed, "test_set": t.name, **flag,
+                            "predicted": sum(str(p) == flag["label"] for p in predicted), "items": len(predicted),
+                            "chosen": {k: v for k, v in info.items() if k != "grid_scores"}}
+                    warnings.append(flag)
+                    log(f"warning: {describe_warning(flag)}")
                 if predictions is not None:
                     predictions.setdefault(cond.name, {}).setdefault(t.name, []).append([str(lab) for lab in predicted])
     return DownstreamResult(
         classifier=settings.get("classifier", classifier), classifier_settings=settings, seeds=list(seeds),
         conditions={c.name: {"rows": len(c.data()[1]), "parts": [_describe(p) for p in c.parts]} for c in conditions},
         tests={t.name: _describe(t) for t in tests}, dev=_describe(dev), accuracy=acc, chosen=chosen,
-        seconds=round(time.perf_counter() - start, 1), environment=versions())
+        seconds=round(time.perf_counter() - start, 1), environment=versions(), warnings=warnings)

@@ -95,13 +95,14 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
 
 def write_report(run_dir: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
                  options: ReportOptions | None = None) -> Path:
-    """Write the report (default ``RUN_DIR/report.html``) and return its path."""
+    """Write the report (default ``RUN_DIR/report.html``) and return its path. An output inside the run
+    directory other than ``report.html`` is refused (:func:`cfaug.run.outputs.check_output`)."""
+    from cfaug.run.outputs import check_output, output_lock, write_text_atomic
+
     out = Path(output) if output else Path(run_dir) / "report.html"
-    html = build_report(run_dir, options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, out)
+    check_output(output or out, "-o", read_dirs=[("", run_dir)], own_files=("report.html",))
+    with output_lock(out):
+        write_text_atomic(out, build_report(run_dir, options))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import ClassVar
 
 from cfaug.llm.settings import LLMSettings
@@ -16,6 +17,9 @@ class Backend:
     budget and accounting."""
 
     kind: ClassVar[str] = "backend"
+    #: whether :meth:`send` reports every attempt it makes with :func:`note_attempt` (HTTP backends, which
+    #: retry); for other backends a call counts as one request sent
+    counts_attempts: ClassVar[bool] = False
 
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
@@ -46,6 +50,37 @@ class Backend:
 
     def close(self) -> None:
         """Release other resources (models)."""
+
+
+class AttemptTally:
+    """How often the request being sent went out (retries included); set around one call of
+    :meth:`Backend.send` by the client (:func:`tally_attempts`), so that a request that fails for good is
+    counted as well as one that is answered."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+
+_TALLY: contextvars.ContextVar[AttemptTally | None] = contextvars.ContextVar("cfaug_llm_attempts", default=None)
+
+
+def tally_attempts() -> tuple[AttemptTally, contextvars.Token[AttemptTally | None]]:
+    """A fresh tally for the calls to :func:`note_attempt` made from here on in this task, and the token
+    that ends it (``_TALLY.reset(token)``, see :func:`end_tally`)."""
+    tally = AttemptTally()
+    return tally, _TALLY.set(tally)
+
+
+def end_tally(token: contextvars.Token[AttemptTally | None]) -> None:
+    """Stop counting into the tally :func:`tally_attempts` started."""
+    _TALLY.reset(token)
+
+
+def note_attempt() -> None:
+    """Count one attempt of the request being sent; a backend calls it right before each attempt goes out."""
+    tally = _TALLY.get()
+    if tally is not None:
+        tally.sent += 1
 
 
 #: Registered backends: ``openai.v1``, ``transformers.v1``, ``vllm.v1``.

@@ -5,12 +5,17 @@ One shared ``aiohttp`` session with a connection pool as large as the concurrenc
 are load-balanced (fewest requests in flight first). Transient failures (429, 5xx, timeouts, dropped
 connections, malformed answers) are retried with exponential backoff and jitter, honouring
 ``Retry-After``; a 429 also pauses that endpoint for every request. Rejected keys and unknown models stop
-the run with a clear message.
+the run with a clear message. A message about a failed request says what the server answered (its HTTP
+status and a short excerpt of its body); only a server that could not be reached at all gets the hint to
+check the base URL. Every attempt is counted (:func:`~cfaug.llm.backends.base.note_attempt`), so the
+usage ledger knows of requests that were never answered.
 
 Secrets: every text from the server or from an exception passes through
 :func:`~cfaug.llm.redact.redact_secrets` (with the key and URL passwords in use) before it becomes part of
-an error, and base URLs are shown without ``user:password@``. A base URL's ``user:password@`` is sent as
-HTTP basic auth; together with an API key it is refused (a request carries one ``Authorization`` header).
+an error, and base URLs are shown without ``user:password@`` and with their query values masked
+(:func:`~cfaug.llm.redact.redact_url`). A base URL's ``user:password@`` is sent as HTTP basic auth;
+together with an API key it is refused (a request carries one ``Authorization`` header). A query string
+(``?key=...`` for gateways that take the key there) is sent with every request, after the endpoint's path.
 """
 
 from __future__ import annotations
@@ -24,21 +29,25 @@ import random
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 
-from cfaug.llm.backends.base import BACKENDS, Backend
+from cfaug.llm.backends.base import BACKENDS, Backend, note_attempt
 from cfaug.llm.errors import LLMConfigError, LLMRequestError, LLMUnavailable
-from cfaug.llm.redact import redact_secrets, strip_userinfo, userinfo_secrets
+from cfaug.llm.redact import (looks_like_key, query_secrets, redact_secrets, redact_url, strip_userinfo,
+                              userinfo_secrets)
 from cfaug.llm.settings import DEFAULT_KEY_ENV, LLMSettings
 from cfaug.llm.types import Completion, Request, estimate_tokens
+from cfaug.quoting import quote, shorten
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: HTTP statuses worth retrying.
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 #: Longest wait a ``Retry-After`` header can impose.
 MAX_RETRY_AFTER = 600.0
+#: Characters of a server's body quoted in an error message.
+BODY_EXCERPT_CHARS = 200
 
 _TRANSIENT = (asyncio.TimeoutError, TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError,
               ConnectionError)
@@ -46,7 +55,7 @@ _TRANSIENT = (asyncio.TimeoutError, TimeoutError, aiohttp.ClientConnectionError,
 
 @dataclass
 class Endpoint:
-    base_url: str  # without user:password@ (shown in messages)
+    base_url: str  # without user:password@ and query values (shown in messages)
     url: str
     auth: str | None = None  # "Basic ..." from the URL's user:password@
     in_flight: int = 0
@@ -59,9 +68,15 @@ class _Transient(Exception):
         self.retry_after = retry_after
 
 
+#: what went wrong with an attempt that got no usable answer: no connection at all, a timeout, the
+#: connection dropped mid-answer, or an answer (an HTTP error, a body that is not an answer)
+NO_CONNECTION, TIMEOUT, DROPPED, ANSWERED = "no connection", "timeout", "dropped", "answered"
+
+
 @BACKENDS.register("openai.v1", "OpenAI-compatible HTTP API (vLLM, Ollama, llama.cpp, OpenAI, gateways)")
 class OpenAIBackend(Backend):
     kind = "openai"
+    counts_attempts = True
 
     def __init__(self, settings: LLMSettings) -> None:
         super().__init__(settings)
@@ -71,9 +86,8 @@ class OpenAIBackend(Backend):
         self._secrets: list[str] = [self._key] if self._key else []
         self.endpoints = []
         for u in urls:
-            plain = strip_userinfo(u)
-            self.endpoints.append(Endpoint(plain, plain.rstrip("/") + path, _basic_auth(u)))
-            self._secrets += userinfo_secrets(u)
+            self.endpoints.append(Endpoint(redact_url(u), _endpoint_url(u, path), _basic_auth(u)))
+            self._secrets += userinfo_secrets(u) + query_secrets(u)
         with_auth = [e.base_url for e in self.endpoints if e.auth is not None]
         if with_auth and self._key:
             raise LLMConfigError(
@@ -94,7 +108,13 @@ class OpenAIBackend(Backend):
     def check(self) -> None:
         s = self.settings
         if self._key is None and s.api_key_env != DEFAULT_KEY_ENV:
-            raise LLMConfigError(f"the API key variable {s.api_key_env} is not set in the environment")
+            if looks_like_key(s.api_key_env):
+                raise LLMConfigError(
+                    "no environment variable is named like the value of --llm-api-key-env (llm setting "
+                    "api_key_env), which looks like a key and is not shown: it takes the name of the variable "
+                    f"that holds the key (such as {DEFAULT_KEY_ENV}), not the key itself")
+            raise LLMConfigError(f"the API key variable {s.api_key_env} is not set in the environment "
+                                 "(--llm-api-key-env takes the name of the variable that holds the key)")
         if self._key is None and any("api.openai.com" in e.base_url for e in self.endpoints):
             raise LLMConfigError(f"{OPENAI_URL} needs an API key: set {s.api_key_env}")
 
@@ -139,7 +159,7 @@ class OpenAIBackend(Backend):
         session = self._session or self._open()
         data = self._body(request)
         s = self.settings
-        last = ""
+        last, failure = "", ANSWERED
         for attempt in range(s.max_retries + 1):
             ep = self._pick()
             wait = ep.not_before - time.monotonic()
@@ -147,6 +167,7 @@ class OpenAIBackend(Backend):
                 await asyncio.sleep(wait)
             ep.in_flight += 1
             try:
+                note_attempt()
                 status, raw, headers = await self._post(session, ep, data)
                 if status == 200:
                     completion = self._parse(raw, request)
@@ -155,10 +176,14 @@ class OpenAIBackend(Backend):
                     return completion
                 self._raise_for(status, raw, headers, ep)
             except _Transient as exc:
-                last = f"{ep.base_url}: {exc}"
+                last, failure = f"{ep.base_url}: {exc}", ANSWERED
                 retry_after = exc.retry_after
             except _TRANSIENT as exc:
-                last = f"{ep.base_url}: {type(exc).__name__} {self._redact(str(exc))}".rstrip()
+                failure = _failure_kind(exc)
+                detail = shorten(self._redact(str(exc)), BODY_EXCERPT_CHARS)
+                if failure == TIMEOUT:
+                    detail = f"no answer within {s.request_timeout:g} s (--request-timeout)"
+                last = f"{ep.base_url}: {type(exc).__name__} {detail}".rstrip()
                 retry_after = None
             finally:
                 ep.in_flight -= 1
@@ -171,7 +196,10 @@ class OpenAIBackend(Backend):
             else:
                 backoff = min(s.retry_max_delay, s.retry_base_delay * 2 ** attempt)
                 await asyncio.sleep(backoff / 2 + random.uniform(0, backoff / 2))
-        hint = "" if self.answered else " (no answer received from it yet: check the base URL and that the server is running)"
+        hint = ""
+        if failure == NO_CONNECTION:
+            hint = " (could not connect" + ("" if self.answered else "; no answer received from it yet") + \
+                ": check the base URL and that the server is running)"
         raise LLMUnavailable(f"no answer after {s.max_retries + 1} attempts; last error {last}{hint}")
 
     async def _post(self, session: aiohttp.ClientSession, ep: Endpoint, data: bytes) -> tuple[int, bytes, Any]:
@@ -187,12 +215,15 @@ class OpenAIBackend(Backend):
             # aiohttp refused to build the request (a header or URL it cannot send): every request would
             # fail the same way, so this stops the run instead of failing each item
             raise LLMConfigError(
-                f"{ep.base_url}: cannot send a request: {type(exc).__name__}: {self._redact(str(exc))}") from None
+                f"{ep.base_url}: cannot send a request: {type(exc).__name__}: "
+                f"{shorten(self._redact(str(exc)), BODY_EXCERPT_CHARS)}") from None
         except aiohttp.ClientError as exc:
             raise LLMRequestError(
-                f"{ep.base_url}: request failed: {type(exc).__name__}: {self._redact(str(exc))}") from None
+                f"{ep.base_url}: request failed: {type(exc).__name__}: "
+                f"{shorten(self._redact(str(exc)), BODY_EXCERPT_CHARS)}") from None
 
     def _parse(self, raw: bytes, request: Request) -> Completion:
+        refusal = None
         try:
             data = json.loads(raw)
             choice = data["choices"][0]
@@ -201,6 +232,7 @@ class OpenAIBackend(Backend):
                 message = choice["message"]
                 text = message.get("content") or ""
                 reasoning = _reasoning(message)
+                refusal = _refusal(message)
             else:
                 text = choice.get("text") or ""
             usage = data.get("usage") or {}
@@ -209,28 +241,36 @@ class OpenAIBackend(Backend):
                 tokens_in, tokens_out = int(usage["prompt_tokens"] or 0), int(usage["completion_tokens"] or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             # quoted after redaction: a proxy may echo the request, Authorization header included
-            body = self._redact(raw[:2000].decode("utf-8", "replace"))
-            raise _Transient(f"malformed answer: {body[:200]!r}") from None
+            raise _Transient(f"malformed answer: HTTP 200 with a body that is not an OpenAI-compatible answer: "
+                             f"{self._excerpt(raw)}") from None
         if estimated:
-            tokens_in, tokens_out = estimate_tokens(request.prompt_as_text()), estimate_tokens(text)
+            tokens_in, tokens_out = estimate_tokens(request.prompt_as_text()), estimate_tokens(text or refusal or "")
         return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out,
                           finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.settings.model),
-                          usage_estimated=estimated, reasoning=reasoning)
+                          usage_estimated=estimated, reasoning=reasoning, refusal=refusal)
 
     def _raise_for(self, status: int, raw: bytes, headers: Any, ep: Endpoint) -> None:
-        message = self._redact(_error_message(raw))
+        message = self._excerpt(raw, _error_message(raw))
         where = ep.base_url
         if status in RETRY_STATUSES:
-            raise _Transient(f"HTTP {status} {message}".rstrip(), _retry_after(headers))
+            raise _Transient(f"HTTP {status} {message}", _retry_after(headers))
         if status in (401, 403):
             raise LLMConfigError(
                 f"{where} rejected the request (HTTP {status}: {message}); the API key is read from "
                 f"${self.settings.api_key_env}")
         if status == 404:
             raise LLMConfigError(
-                f"{where} answered HTTP 404 ({message}); check the model name {self.settings.model!r} and that "
+                f"{where} answered HTTP 404 ({message}); check the model name {quote(self.settings.model)} and that "
                 f"the base URL ends where the OpenAI API starts (usually /v1)")
-        raise LLMRequestError(f"{where} refused the request: HTTP {status} {message}".rstrip())
+        raise LLMRequestError(f"{where} refused the request: HTTP {status} {message}")
+
+    def _excerpt(self, raw: bytes, text: str | None = None) -> str:
+        """What a server answered, fit for a message: ``text`` (default: the body) redacted, on one line,
+        at most :data:`BODY_EXCERPT_CHARS` characters of it; ``(empty body)`` when there is nothing."""
+        if text is None:
+            text = raw[:4 * BODY_EXCERPT_CHARS + 2000].decode("utf-8", "replace")
+        text = " ".join(self._redact(text).split())
+        return shorten(text, BODY_EXCERPT_CHARS) if text else "(empty body)"
 
     def _redact(self, text: str) -> str:
         """A server's or an exception's text fit to be shown or stored: see :func:`redact_secrets`."""
@@ -240,6 +280,31 @@ class OpenAIBackend(Backend):
 #: Where OpenAI-compatible servers put a reasoning model's thinking, beside ``content``: vLLM and llama.cpp's
 #: server (``reasoning_content``), Ollama and newer vLLM releases (``reasoning``).
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _refusal(message: Any) -> str | None:
+    """The refusal an OpenAI chat message carries in its ``refusal`` field (None when there is none)."""
+    value = message.get("refusal")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _failure_kind(exc: BaseException) -> str:
+    """How an attempt that raised ``exc`` failed: :data:`NO_CONNECTION` (the server could not be reached),
+    :data:`TIMEOUT` or :data:`DROPPED` (the connection broke off)."""
+    connect_timeout = getattr(aiohttp, "ConnectionTimeoutError", None)
+    if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError)) or \
+            (connect_timeout is not None and isinstance(exc, connect_timeout)):
+        return NO_CONNECTION
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return TIMEOUT
+    return DROPPED
+
+
+def _endpoint_url(base_url: str, path: str) -> str:
+    """The URL requests to ``path`` (``/chat/completions``) go to: ``base_url`` without ``user:password@``,
+    the path appended to its own, its query string (if any) kept after it."""
+    parts = urlsplit(strip_userinfo(base_url))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
 
 
 def _reasoning(message: Any) -> str | None:
@@ -263,14 +328,16 @@ def _basic_auth(url: str) -> str | None:
 
 
 def _error_message(raw: bytes) -> str:
+    """The message of an error body (``{"error": {"message": ...}}`` and the like), else the body's start.
+    Not cut to its final length here: it is redacted whole first (a key cut in two would escape)."""
     try:
         data = json.loads(raw)
         err = data.get("error", data) if isinstance(data, dict) else data
         if isinstance(err, dict):
-            return str(err.get("message") or err)[:500]
-        return str(err)[:500]
+            return str(err.get("message") or err)[:20000]
+        return str(err)[:20000]
     except ValueError:
-        return raw[:300].decode("utf-8", "replace")
+        return raw[:4000].decode("utf-8", "replace")
 
 
 def _retry_after(headers: Any) -> float | None:

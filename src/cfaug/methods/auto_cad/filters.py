@@ -13,12 +13,12 @@ import numpy as np
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.editing.text import apply_edits, sentence_spans
 from cfaug.filters.base import apply_filters, build_filter, record_filters
-from cfaug.filters.builtin import MinSimilarity, normalise
+from cfaug.filters.builtin import MinSimilarity
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext
 from cfaug.methods.auto_cad.config import NAME, AutoCADConfig
 from cfaug.methods.auto_cad.planner import Rewrite
-from cfaug.nlp.tokens import token_edit_rate
+from cfaug.nlp.tokens import same_words, token_edit_rate
 
 
 def build_filters(config: AutoCADConfig, similarity: Any, judges: JudgeContext) -> list[Any]:
@@ -40,8 +40,8 @@ def build_filters(config: AutoCADConfig, similarity: Any, judges: JudgeContext) 
 
 def judge_rewrites(clf: Any, items: Sequence[WorkItem], docs: list[Any], pending: list[Rewrite],
                    config: AutoCADConfig, filters: Sequence[Any], proposer: str) -> list[list[Counterfactual]]:
-    """Every item's counterfactuals from the ``pending`` rewrites: the edited text (none when unchanged up to
-    case and spacing, or the same as an earlier variant's), C's (``clf``) probability of the target, the
+    """Every item's counterfactuals from the ``pending`` rewrites: the edited text (none when it holds the same
+    words, or the same as an earlier variant's), C's (``clf``) probability of the target, the
     filters' verdicts and the meta that records them; ``proposer``: the name of the proposer."""
     results: list[list[Counterfactual]] = [[] for _ in items]
     if not pending:
@@ -55,8 +55,8 @@ def judge_rewrites(clf: Any, items: Sequence[WorkItem], docs: list[Any], pending
     for (i, variant, edits, terms, extra), new, p in zip(pending, new_texts, probs):
         item = items[i]
         orig = item.record.text()
-        if normalise(new) == normalise(orig) or not edits or (i, new) in made:
-            continue  # unchanged (up to case and spacing), or the same text as an earlier variant
+        if same_words(new, orig) or not edits or (i, new) in made:
+            continue  # the same words (up to case, spacing, punctuation), or the same text as an earlier variant
         made.add((i, new))
         tcol = labels.index(item.target) if item.target in labels else 0
         flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= c.min_target_prob)

@@ -21,6 +21,8 @@ MODEL_LABELS_FLAG = "-p model_labels="
 NO_PRINCIPAL_TRIPLE = "no principal triple: nothing in the text's triples carries the label"
 PRINCIPAL_UNCHANGED = "the modify step changed no principal triple"
 REBUILT_ORIGINAL = "the rebuilt text is the original text"
+NO_TRIPLE_FROM_TEXT = "the extract step returned no triple whose words come from the text"
+REBUILT_WITHOUT_EDIT = "the rebuilt text leaves out the words the modify step changed"
 
 #: small from-scratch settings of the ensemble's torch classifiers (CPU minutes, not hours)
 TORCH_DEFAULTS = {"bilstm": {"embedding_dim": 64, "hidden_size": 64, "max_tokens": 256},
@@ -123,5 +125,5 @@ PRESETS = {"paper": Preset(
     needs={"models": "the fine-tuned classifiers M by local path, comma-separated (-p models=DIR1,...); the "
                      "paper used five BERT-family models (BERT-base/large, RoBERTa-large, DistilBERT, BART-base)"})}
 
-__all__ = ["MODEL_LABELS_FLAG", "NAME", "NO_PRINCIPAL_TRIPLE", "PRESETS", "PRINCIPAL_UNCHANGED", "REBUILT_ORIGINAL",
-           "TORCH_DEFAULTS", "CoBAConfig"]
+__all__ = ["CoBAConfig", "MODEL_LABELS_FLAG", "NAME", "NO_PRINCIPAL_TRIPLE", "NO_TRIPLE_FROM_TEXT", "PRESETS",
+           "PRINCIPAL_UNCHANGED", "REBUILT_ORIGINAL", "REBUILT_WITHOUT_EDIT", "TORCH_DEFAULTS"]

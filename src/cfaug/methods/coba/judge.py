@@ -14,7 +14,7 @@ from cfaug.config import ConfigError
 from cfaug.data.records import Counterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.filters.base import record_filters
-from cfaug.filters.builtin import normalise
+from cfaug.nlp.tokens import same_words
 from cfaug.judges.builtin import judge_input
 from cfaug.judges.classifier import check_classifier_folder
 from cfaug.judges.registry import JudgeContext, build_judge, label_judge_spec
@@ -107,7 +107,7 @@ def record_verdict(cf: Counterfactual, target_prob: float, original: dict[str, s
     cf.meta["own_judge"] = {"name": judge_name, "target_prob": round(target_prob, 4),
                             "flipped": flipped, "threshold": min_target_prob}
     cf.meta["confidence"] = round(target_prob, 4)
-    changed = any(normalise(cf.fields[r]) != normalise(original[r]) for r in original)
+    changed = any(not same_words(cf.fields[r], original[r]) for r in original)
     verdicts: dict[str, bool | None] = {"changed": changed}
     notes = {} if changed else {"changed": "the rewrite equals the original"}
     if require_flip:

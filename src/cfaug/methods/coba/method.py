@@ -21,17 +21,17 @@ from cfaug.config import ConfigError
 from cfaug.data.inputs import as_text
 from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.filters.builtin import normalise
 from cfaug.judges.builtin import judge_input
 from cfaug.methods.base import METHODS, Resources
 from cfaug.methods.coba import llm_triples, offline_setup
 from cfaug.methods.coba.categories import permute_normal
-from cfaug.methods.coba.config import (NAME, NO_PRINCIPAL_TRIPLE, PRESETS, PRINCIPAL_UNCHANGED, REBUILT_ORIGINAL,
-                                       TORCH_DEFAULTS, CoBAConfig)
+from cfaug.methods.coba.config import (NAME, NO_PRINCIPAL_TRIPLE, NO_TRIPLE_FROM_TEXT, PRESETS, PRINCIPAL_UNCHANGED,
+                                       REBUILT_ORIGINAL, REBUILT_WITHOUT_EDIT, TORCH_DEFAULTS, CoBAConfig)
 from cfaug.methods.coba.judge import check_judge_folder, check_rewrites, fit_judge, judge_spec, load_judges
 from cfaug.methods.coba.models import EnsembleModels
 from cfaug.methods.coba.votes import build_ensemble, extra_spurious_words, source_labels
 from cfaug.methods.llm_method import LLMMethod, task_variables
+from cfaug.nlp.tokens import same_words
 from cfaug.training.context import FitContext, StageContext
 from cfaug.training.crossfit import FoldModels
 
@@ -184,7 +184,7 @@ class CoBA(LLMMethod):
                 rng = random.Random(self.item_seed(item) + cand)
                 new, info = self.planner.realise(plan, item.record.text(), rng, self.config.delete_prob,
                                                  self.config.shuffle, alternative=cand)
-                if new in seen or normalise(new) == normalise(item.record.text()):
+                if new in seen or same_words(new, item.record.text()):
                     continue  # a repeat, or the original again: never written under the target label
                 seen.add(new)
                 meta = {"candidate": cand, "ensemble": {**v.to_json(), "principal": plan.principal,
@@ -223,7 +223,10 @@ class CoBA(LLMMethod):
         nli = task.name == "nli"
         extracted = await self.ask(self._llm_prompt("extract", task), variables, parser_context={"groups": 2 if nli else 1},
                                    seed=seed, purpose="extract", max_tokens=self.max_tokens_for(original) * 2)
-        triples = extracted.value[task.roles.index(role)] if nli else extracted.value[0]
+        answered = extracted.value[task.roles.index(role)] if nli else extracted.value[0]
+        triples = llm_triples.from_text(answered, original)  # an echo of the prompt, or invented content: no triple
+        if not triples:
+            return NoCounterfactual(NO_TRIPLE_FROM_TEXT)
         text = as_text(judge_input(item.record.fields, task.roles))
         source = (str(item.record.label) if item.record.label is not None else
                   await asyncio.to_thread(self._locked, lambda: source_labels(self.ensemble, [item], [text])[0]))
@@ -239,23 +242,34 @@ class CoBA(LLMMethod):
                              {**variables, "triples": [triples[i] for i in principal], "spurious": spurious},
                              seed=seed, purpose="modify", max_tokens=self.max_tokens_for(original) * 2)
         answers.append(mod)
-        modified, edited = llm_triples.apply_modified(triples, principal, mod.value[0])
+        modified, edited = llm_triples.apply_modified(triples, principal, mod.value[0], principal_words)
         if not edited:  # fewer triples than asked, or the same ones back: the label is not touched
             return NoCounterfactual(PRINCIPAL_UNCHANGED)
+        flipped = modified  # the label edit, before the gender swap
         if c.gender_swap:
             modified = [tuple(await asyncio.to_thread(llm_triples.swap_parts, t, swap_gender, c.swap_names))
                         for t in modified]
         out: list[Counterfactual] = []
         seen: set[str] = set()
+        reasons: list[str] = []
+        rebuild = self._llm_prompt("reconstruct", task)
+        # the answer states the triples the prompt lists, so only the rest of the prompt is what it must not copy
+        instructions = "\n".join(str(m.get("content") or "") for m in rebuild.render(triples=[]))
         for cand in range(c.candidates):
             rng = random.Random(seed + cand)
             order, deleted = permute_normal(cats, rng, c.delete_prob, c.shuffle)
-            rec = await self.ask(self._llm_prompt("reconstruct", task),
-                                 {"triples": llm_triples.shown_triples(modified, order)}, seed=seed, sample=cand,
-                                 purpose="reconstruct", max_tokens=self.max_tokens_for(original) * 2)
+            rec = await self.ask(rebuild, {"triples": llm_triples.shown_triples(modified, order)}, seed=seed,
+                                 sample=cand, purpose="reconstruct", max_tokens=self.max_tokens_for(original) * 2,
+                                 parser_context={"prompt_text": instructions})
             answers.append(rec)
-            if rec.value in seen or normalise(rec.value) == normalise(original):
-                continue  # a repeat, or the original text again (never written under the target label)
+            if rec.value in seen:
+                continue
+            if same_words(rec.value, original):  # the original again: never written under the target label
+                reasons.append(REBUILT_ORIGINAL)
+                continue
+            if llm_triples.missing_edits(rec.value, triples, flipped, edited):
+                reasons.append(REBUILT_WITHOUT_EDIT)  # the label-carrying change did not reach the text
+                continue
             seen.add(rec.value)
             fields = dict(item.record.fields)
             fields[role] = rec.value
@@ -266,7 +280,7 @@ class CoBA(LLMMethod):
                     "llm": [a.provenance() for a in answers]}
             out.append(Counterfactual(item.record, fields, item.target, NAME, meta))
         if not out:
-            return NoCounterfactual(REBUILT_ORIGINAL)
+            return NoCounterfactual(REBUILT_WITHOUT_EDIT if REBUILT_WITHOUT_EDIT in reasons else REBUILT_ORIGINAL)
         await asyncio.to_thread(self._locked, self._check_rewrites, task, [item] * len(out), out)
         return out
 

@@ -12,7 +12,8 @@
 3. The loop stops once ``patience`` (I_r, default 5) steps in a row brought no improvement, or after
    ``max_steps`` (I_m, default 10) steps, and returns the best candidate (the earliest among equals;
    with ``ties=latest``, as in the paper's Algorithm 1, an equal score is an improvement and the latest
-   among equals is the best).
+   among equals is the best). It also stops after ``max_unreadable`` (default 3) unreadable answers in a
+   row, counting the two initial ones; an item with no readable answer at all then gets no counterfactual.
 
 Every candidate of every step is kept in ``meta["trajectory"]`` (step, text, alignment, relevance,
 score, aligned, the judge's label or error), with ``best`` (its index), ``steps`` and ``stop`` (why it
@@ -30,7 +31,8 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate
-from cfaug.methods.compare_generate.search import PAPER_SEARCH_PARAMS, SearchConfig, SearchStrategy, check_positive
+from cfaug.methods.compare_generate.search import (PAPER_SEARCH_PARAMS, STOP_UNREADABLE, SearchConfig, SearchStrategy,
+                                                    check_positive)
 
 
 @METHODS.register("compare-generate.v1", "LLM, Compare&Generate: refine by comparing two scored candidates "
@@ -70,6 +72,9 @@ class CompareGenerate(SearchStrategy):
         prompt = self.main(task)
         stale, steps, stop = 0, 0, "max_steps"
         for step in range(1, self.config.max_steps + 1):
+            if self.too_many_unreadable(trajectory):
+                stop = STOP_UNREADABLE
+                break
             steps = step
             if best is not None and partner is not None:
                 first, second = sorted((best, partner), key=lambda c: c.index)

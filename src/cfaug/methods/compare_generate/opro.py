@@ -5,7 +5,9 @@ It starts from the same two initial candidates as ``compare-generate`` and score
 objective and judge. Each of ``steps`` steps (default 10, no early stop) lists the distinct candidates so
 far, at most ``history`` of the best, from the worst to the best, each with its distances and loss (or
 style score, similarity and score), and asks for a new candidate with a better score. The best candidate
-of all is returned, with every candidate in ``meta["trajectory"]``.
+of all is returned, with every candidate in ``meta["trajectory"]``. Only ``max_unreadable`` (default 3)
+unreadable answers in a row end the steps early (``meta["stop"]``); an item with no readable answer at all
+then gets no counterfactual.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate, Objective
-from cfaug.methods.compare_generate.search import PAPER_SEARCH_PARAMS, SearchConfig, SearchStrategy, check_positive
+from cfaug.methods.compare_generate.search import (PAPER_SEARCH_PARAMS, STOP_UNREADABLE, SearchConfig, SearchStrategy,
+                                                    check_positive)
 
 
 @METHODS.register("opro.v1", "LLM, OPRO baseline: earlier candidates with their scores, ask for a better one "
@@ -53,7 +56,11 @@ class OPRO(SearchStrategy):
         for answer in await self.initial(ctx):
             await self.add(ctx, answer, 0, trajectory, readable)
         prompt = self.main(task)
+        extra: dict[str, Any] = {"steps": self.config.steps}
         for step in range(1, self.config.steps + 1):
+            if self.too_many_unreadable(trajectory):
+                extra = {"steps": step - 1, "stop": STOP_UNREADABLE}
+                break
             if len(readable) >= 2:
                 shown = solutions(readable, self.objective, self.config.history)
                 answer = await self.try_rewrite(ctx, prompt, sample=step, solutions=[c.view() for c in shown],
@@ -62,7 +69,7 @@ class OPRO(SearchStrategy):
                 answer = await self.resample(ctx, step)
             await self.add(ctx, answer, step, trajectory, readable)
         best = self.objective.best(readable) if readable else None
-        return self.result(ctx, best, trajectory, {"steps": self.config.steps})
+        return self.result(ctx, best, trajectory, extra)
 
 
 def solutions(candidates: list[Candidate], objective: Objective, history: int) -> list[Candidate]:

@@ -6,6 +6,9 @@ Both start like Compare&Generate's Algorithm 1: two answers to the few-shot prom
 1, at ``init_temperature``), each scored by the objective. An unreadable answer, or a request the server
 refused, is kept in the trajectory as a failed step and the search goes on; while fewer than two readable
 candidates exist, a step asks the few-shot prompt again (a new sample) instead of the strategy's prompt.
+After ``max_unreadable`` failed steps in a row (default 3) the search of that item stops (``meta["stop"]``
+is ``max_unreadable``): with a readable candidate, the best one is returned as usual; with none, the item
+gets no counterfactual, the reason (:func:`unreadable_reason`) counted in the run summary.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cfaug.data.records import Counterfactual
+from cfaug.data.records import Counterfactual, NoCounterfactual
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.llm.errors import UnparsedAnswer
@@ -44,7 +47,9 @@ class SearchConfig(StrategyConfig):
     distance for label flips, embedding similarity for style), ``token``, ``char`` or ``embedding``;
     ``style_threshold``: style score from which a style candidate counts as aligned; ``init_temperature``:
     temperature of the two initial few-shot candidates; ``require_alignment``: mark the result as failed
-    (``meta.passed = false``, kept with ``--keep-failed``) when the judge does not give it the target.
+    (``meta.passed = false``, kept with ``--keep-failed``) when the judge does not give it the target;
+    ``max_unreadable``: the search of an item stops after this many failed steps in a row (unreadable answers
+    or refused requests).
     """
 
     judge: str = param("llm", "the loop's label judge: llm (the model with a few-shot classification prompt), tfidf "
@@ -66,6 +71,8 @@ class SearchConfig(StrategyConfig):
     style_score: str = param("scale", "style task: scale (the judge rates the target style from 1 to 5; aligned "
                              "from style_threshold) or count (the judge counts expressions of the target style, the "
                              "paper's informality score; aligned from one; needs judge=llm)", choices=STYLE_SCORES)
+    max_unreadable: int = param(3, "stop an item's search after this many unreadable answers (or refused requests) "
+                                "in a row; with no readable candidate the item gets no counterfactual", min=1, max=100)
 
 
 class SearchStrategy(StrategyMethod):
@@ -145,12 +152,19 @@ class SearchStrategy(StrategyMethod):
         readable.append(cand)
         return cand
 
+    def too_many_unreadable(self, trajectory: list[dict[str, Any]]) -> bool:
+        """Whether the last ``max_unreadable`` steps of ``trajectory`` all failed (the search stops)."""
+        return failed_in_a_row(trajectory) >= self.config.max_unreadable
+
     def result(self, ctx: ItemContext, best: Candidate | None, trajectory: list[dict[str, Any]],
                extra: dict[str, Any]) -> list[Counterfactual]:
         """The best candidate as a counterfactual, with the whole trajectory in its meta (none when the best
-        candidate is the original text again). Raises :class:`UnparsedAnswer` when no answer at all was
-        readable."""
+        candidate is the original text again). With no readable answer at all: no counterfactual when the
+        search stopped at ``max_unreadable`` (``extra["stop"]``; the reason is counted in the summary), else
+        :class:`UnparsedAnswer`."""
         assert self.objective is not None and self.judge is not None
+        if best is None and extra.get("stop") == STOP_UNREADABLE:
+            return NoCounterfactual(unreadable_reason(self.config.max_unreadable))
         if best is None:
             errors = [t.get("error", "") for t in trajectory]
             raise UnparsedAnswer(f"no readable candidate in {len(trajectory)} answer(s): {errors[-1] if errors else ''}",
@@ -167,6 +181,26 @@ class SearchStrategy(StrategyMethod):
             record_filters(meta, {"aligned": best.aligned}, None if best.aligned else
                            {"aligned": f"the loop's judge ({self.judge.name}) does not give the best candidate the target"})
         return self.outcome(ctx, best.text, meta, "the best candidate is the original text")
+
+
+#: ``meta["stop"]`` of a search that stopped after ``max_unreadable`` failed steps in a row
+STOP_UNREADABLE = "max_unreadable"
+
+
+def unreadable_reason(limit: int) -> str:
+    """Why an item whose search stopped with no readable candidate has no counterfactual (one text per
+    ``limit``, so that the run summary counts such items together)."""
+    return f"no readable answer: {limit} unreadable answers in a row (max_unreadable={limit})"
+
+
+def failed_in_a_row(trajectory: list[dict[str, Any]]) -> int:
+    """How many steps at the end of ``trajectory`` failed (an unreadable answer, a refused request)."""
+    n = 0
+    for step in reversed(trajectory):
+        if "error" not in step:
+            break
+        n += 1
+    return n
 
 
 def check_positive(name: str, value: int) -> None:

@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from cfaug.data.io.atomic import atomic_open
 from cfaug.data.records import Record
 
 #: one demonstration pair: original text, its label, the counterfactual, its label
@@ -313,7 +314,7 @@ def search_prompt(eval_set: Sequence[Record], targets: dict[str, str], start: Se
 def write_demos(sequence: Sequence[Pair], path: Path) -> None:
     """The sequence as a paired file (``batch_id``, ``label``, ``text``) that ``lass-pairs`` reads with
     ``-p demos=PATH -p demo_selection=ordered -p n_demos=N``."""
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, delimiter="\t", lineterminator="\n")
         w.writerow(["batch_id", "label", "text"])
         for n, (a, la, b, lb) in enumerate(sequence):

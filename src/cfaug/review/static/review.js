@@ -14,8 +14,8 @@
     data: null,        // the last /api/item answer
     position: 0,       // where the shown item sits in the filtered queue
     shownAt: 0,        // when it was shown (for the time spent on it)
-    busy: false,
-    mode: "view",      // view | edit | label | name
+    mode: "view",      // view | edit | label | jump | name
+    unreachable: false,
     filters: { method: "", min: "", max: "", undecided: true },
   };
 
@@ -46,12 +46,48 @@
     node.className = kind || "";
   }
 
+  // -- the queue of work: keys, buttons and filters act one after another, in the order they came -------
+  // A key pressed while a decision is saved or the next item loads waits here; none is dropped.
+  const queue = [];
+  let draining = false;
+
+  function enqueue(job) {
+    queue.push(job);
+    if (!draining) drain();
+  }
+
+  function waiting() {
+    return draining || queue.length > 0;
+  }
+
+  async function drain() {
+    draining = true;
+    try {
+      while (queue.length) {
+        const job = queue.shift();
+        try {
+          await job();
+        } catch (err) {
+          fail(err);
+        }
+      }
+    } finally {
+      draining = false;
+    }
+  }
+
+  function sleep(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
   // -- API ----------------------------------------------------------------------------------------------
   function newId() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
     return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
   }
 
+  // One request. While the server cannot be reached (stopped, restarting) it is tried again, with growing
+  // pauses, until it answers: a change carries its request id, so the server records it once.
   async function call(method, path, params, body) {
     let url = path;
     if (params) url += "?" + new URLSearchParams(params).toString();
@@ -61,7 +97,21 @@
       init.headers["X-CSRF-Token"] = state.session ? state.session.csrf : "";
       init.body = JSON.stringify(body);
     }
-    const response = await fetch(url, init);
+    let response;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(url, init);
+        break;
+      } catch (err) {  // no answer at all (a TypeError: the connection was refused or lost)
+        state.unreachable = true;
+        setStatus("server unreachable, retrying\u2026", "warn");
+        await sleep(Math.min(5000, 250 * Math.pow(2, Math.min(attempt, 5))));
+      }
+    }
+    if (state.unreachable) {
+      state.unreachable = false;
+      setStatus("server reachable again", "ok");
+    }
     let data;
     try {
       data = await response.json();
@@ -76,37 +126,30 @@
     return data;
   }
 
-  // A change (decision, undo): retried with the same request id when the connection fails, so the server
-  // records it once; a new CSRF token is fetched once if the server was restarted meanwhile.
+  // A change (decision, undo), with a request id of its own (a retry is recorded once); a new CSRF token
+  // is fetched once if the server was restarted meanwhile.
   async function change(path, body) {
     body.request_id = newId();
-    let renewed = false;
-    for (let attempt = 0; ; attempt++) {
-      try {
+    try {
+      return await call("POST", path, null, body);
+    } catch (err) {
+      if (err.status === 403 && /CSRF/.test(err.message)) {
+        state.session = await call("GET", "/api/session");
         return await call("POST", path, null, body);
-      } catch (err) {
-        if (err.status === 403 && /CSRF/.test(err.message) && !renewed) {
-          renewed = true;
-          state.session = await call("GET", "/api/session");
-          continue;
-        }
-        if (err.status === undefined && attempt < 4) {
-          setStatus("connection lost; trying again\u2026", "warn");
-          await new Promise((r) => setTimeout(r, 400 * (attempt + 1)));
-          continue;
-        }
-        throw err;
       }
+      throw err;
     }
   }
 
-  function params(extra) {
+  // The query of /api/item: the annotator, the filters and ``extra``; ``every``: the undecided filter off
+  // (a jump to a position goes to the item there, decided or not).
+  function params(extra, every) {
     const p = { annotator: state.annotator };
     const f = state.filters;
     if (f.method) p.method = f.method;
     if (f.min !== "") p.min = f.min;
     if (f.max !== "") p.max = f.max;
-    if (f.undecided) p.undecided = "1";
+    if (f.undecided && !every) p.undecided = "1";
     return Object.assign(p, extra);
   }
 
@@ -168,7 +211,7 @@
     $("toolbar").hidden = false;
     $("keys").hidden = false;
     state.mode = "view";
-    load({ pos: 0, dir: "next" });  // a reload resumes at the first undecided item
+    enqueue(() => load({ pos: 0, dir: "next" }));  // a reload resumes at the first undecided item
   }
 
   function showFilters() {
@@ -189,7 +232,7 @@
     sessionStorage.setItem(FILTER_KEY, JSON.stringify(state.filters));
     // the keys work again at once (they are not taken while a filter has the focus)
     if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
-    load({ pos: 0, dir: "next" });
+    enqueue(() => load({ pos: 0, dir: "next" }));
   }
 
   function bindControls() {
@@ -201,17 +244,79 @@
     $("rename").addEventListener("click", askName);
     $("filters").addEventListener("change", readFilters);
     $("filters").addEventListener("submit", (ev) => ev.preventDefault());
-    $("edit-save").addEventListener("click", saveEdit);
-    $("edit-cancel").addEventListener("click", () => setMode("view"));
+    $("edit-save").addEventListener("click", () => {
+      const at = performance.now();
+      enqueue(() => saveEdit(at));
+    });
+    $("edit-cancel").addEventListener("click", () => enqueue(() => setMode("view")));
+    $("jump-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const value = takeJump();
+      enqueue(() => jumpTo(value));
+    });
   }
 
   // -- loading and showing an item ----------------------------------------------------------------------
-  async function load(where) {
+  async function load(where, every) {
+    show(await call("GET", "/api/item", params(where, every)));
+  }
+
+  // Left and right arrows: the previous / next item of the queue; at either end the item shown stays, and
+  // the status says why nothing moved.
+  async function move(dir) {
+    setStatus("");
+    const where = dir === "prev" ? { pos: state.position, dir: "prev" } : { pos: state.position + 1, dir: "next" };
+    const data = await call("GET", "/api/item", params(where));
+    if (!data.item && state.data && state.data.item) {
+      setStatus(dir === "prev" ? "no earlier item in this queue" : "no later item in this queue", "warn");
+      return;
+    }
+    show(data);
+  }
+
+  // g: a small field for an item's id or its position in the queue (1 = the first)
+  function openJump() {
+    if (!state.data) return;
+    state.mode = "jump";
+    const input = $("jump-input");
+    input.value = "";
+    input.placeholder = state.data.count ? "1\u2013" + state.data.count + " or an item id" : "an item id";
+    $("jump-form").hidden = false;
+    input.focus();
+  }
+
+  function closeJump() {
+    $("jump-form").hidden = true;
+    if (state.mode === "jump") state.mode = "view";
+    if (document.activeElement === $("jump-input")) $("jump-input").blur();
+  }
+
+  // Enter in the jump field: the field's value, and the field closed.
+  function takeJump() {
+    const value = $("jump-input").value.trim();
+    closeJump();
+    return value;
+  }
+
+  async function jumpTo(value) {
+    if (!value) return;
+    setStatus("");
+    if (/^[0-9]+$/.test(value)) {
+      const n = parseInt(value, 10);
+      const count = state.data ? state.data.count : 0;
+      if (n < 1 || n > count) {
+        setStatus("no position " + n + " in this queue (it has " + count + " items): give 1\u2013" + count +
+          " or an item id", "warn");
+        return;
+      }
+      await load({ pos: n - 1, dir: "next" }, true);
+      return;
+    }
     try {
-      const data = await call("GET", "/api/item", params(where));
-      show(data);
+      await load({ id: value });
     } catch (err) {
-      fail(err);
+      if (err.status === 404) setStatus("no item \u201c" + value + "\u201d in this run", "warn");
+      else throw err;
     }
   }
 
@@ -228,10 +333,14 @@
       $("card").hidden = true;
       $("actions").hidden = true;
       $("empty").hidden = false;
+      const left = data.count - data.decided;
       $("empty").textContent = data.count === 0
         ? "No item matches these filters."
-        : "Nothing left to review here: every item of this queue has your decision. " +
-          "Untick \u201cundecided only\u201d to look through them again.";
+        : left <= 0
+          ? "Nothing left to review here: every item of this queue has your decision. " +
+            "Untick \u201cundecided only\u201d to look through them again."
+          : "End of the queue; " + left + " of its " + data.count + " items are still undecided: \u2190 goes " +
+            "back, \u201cundecided only\u201d goes to them.";
       state.position = data.count;
       delete $("card").dataset.item;
       return;
@@ -256,6 +365,12 @@
     return box;
   }
 
+  // A label as the run's rows spell it ("Negative"); the page sends the label itself ("negative").
+  function labelName(label) {
+    const names = state.session && state.session.task.label_names;
+    return names && Object.prototype.hasOwnProperty.call(names, label) ? names[label] : label;
+  }
+
   function pct(x) {
     return x === null || x === undefined ? "\u2013" : (100 * x).toFixed(1) + "%";
   }
@@ -267,7 +382,8 @@
       ? "item " + (data.position + 1) + " of " + data.count
       : "item (outside these filters)";
     fact(box, "", where, "where");
-    fact(box, "labels", (item.source_label || "?") + " \u2192 " + (item.target_label || "?"), "labels");
+    fact(box, "labels", (item.source_label ? labelName(item.source_label) : "?") + " \u2192 " +
+      (item.target_label ? labelName(item.target_label) : "?"), "labels");
     fact(box, "method", item.method || "?");
     const own = item.own_judge;
     if (own) {
@@ -317,14 +433,14 @@
       const row = el("div", "pair");
       const left = el("div", "side original");
       left.appendChild(el("h2", null, "Original" + (several ? " \u00b7 " + f.role : "") +
-        (item.source_label ? " (" + item.source_label + ")" : "")));
+        (item.source_label ? " (" + labelName(item.source_label) + ")" : "")));
       const lt = el("div", "text");
       renderSegments(lt, f.left);
       left.appendChild(lt);
       const right = el("div", "side rewrite");
       const edited = item.decision && item.decision.decision === "edited" && f.rewrite !== f.machine;
       right.appendChild(el("h2", null, "Rewrite" + (several ? " \u00b7 " + f.role : "") +
-        (item.target_label ? " (" + item.target_label + ")" : "") + (edited ? " \u2014 your edit" : "")));
+        (item.target_label ? " (" + labelName(item.target_label) + ")" : "") + (edited ? " \u2014 your edit" : "")));
       const rt = el("div", "text");
       renderSegments(rt, f.right);
       right.appendChild(rt);
@@ -344,7 +460,7 @@
     clear(box);
     if (!d) return;
     let text = "Your decision: " + (DECISION_TEXT[d.decision] || d.decision);
-    if (d.decision === "other_label" && d.label) text += " (" + d.label + ")";
+    if (d.decision === "other_label" && d.label) text += " (" + labelName(d.label) + ")";
     box.appendChild(el("span", "badge " + d.decision, text));
   }
 
@@ -358,7 +474,10 @@
       b.dataset.action = k.action;
       b.appendChild(el("kbd", null, k.key));
       b.appendChild(document.createTextNode(" " + k.label));
-      b.addEventListener("click", () => act(k.action));
+      b.addEventListener("click", () => {
+        const at = performance.now();
+        enqueue(() => act(k.action, at));
+      });
       nav.appendChild(b);
     }
   }
@@ -373,68 +492,58 @@
     list.appendChild(el("dt", null, "Ctrl+Enter"));
     list.appendChild(el("dd", null, "save an edit"));
     list.appendChild(el("dt", null, "Esc"));
-    list.appendChild(el("dd", null, "cancel an edit or the label choice"));
+    list.appendChild(el("dd", null, "cancel an edit, the label choice or the jump; leave a field (a filter): " +
+      "the keys work again"));
+    list.appendChild(el("dt", null, "any key"));
+    list.appendChild(el("dd", null, "pressed while a decision is saved: waits its turn (keys act in order)"));
   }
 
   // -- actions ------------------------------------------------------------------------------------------
   function setMode(mode) {
+    if (mode !== "edit" && $("editor").contains(document.activeElement)) document.activeElement.blur();
     state.mode = mode;
     $("editor").hidden = mode !== "edit";
     $("label-picker").hidden = mode !== "label";
     $("pairs").classList.toggle("editing", mode === "edit");
   }
 
-  function act(action) {
+  // An action of a key or a button (run from the queue); ``at``: when the key was pressed.
+  async function act(action, at) {
     if (state.mode === "name") return;
     if (action === "undo") return undo();
     if (action === "move") return;
+    if (action === "jump") return openJump();
     const item = state.data && state.data.item;
     if (!item) return;
     if (action === "edit") return startEdit(item);
     if (action === "other_label") return pickLabel(item);
-    decide(action);
+    return decide(action, null, at);
   }
 
-  async function decide(decision, extra) {
+  // Record a decision on the item shown, then show the next one; the queue waits for both.
+  async function decide(decision, extra, at) {
     const item = state.data && state.data.item;
-    if (!item || state.busy) {
-      if (state.busy) setStatus("still saving the last decision\u2026", "warn");
-      return;
-    }
-    state.busy = true;
-    setStatus("saving\u2026");
-    const body = Object.assign({
-      annotator: state.annotator, item: item.id, decision: decision,
-      seconds: Math.round(performance.now() - state.shownAt) / 1000,
-    }, extra || {});
-    try {
-      const res = await change("/api/decisions", body);
-      let said = "saved: " + (DECISION_TEXT[decision] || decision);
-      if (res.decision.label) said += " (" + res.decision.label + ")";
-      setStatus(said, "ok");
-      await load({ pos: state.position + 1, dir: "next" });
-    } catch (err) {
-      fail(err);
-    } finally {
-      state.busy = false;
-    }
+    if (!item) return;
+    setStatus("saving\u2026" + (queue.length ? " (" + queue.length + " more waiting)" : ""));
+    const pressed = at === undefined ? performance.now() : at;
+    // a key pressed before its item was shown (it waited in the queue) measured no time on it
+    const seconds = pressed >= state.shownAt ? Math.round(pressed - state.shownAt) / 1000 : null;
+    const body = Object.assign({ annotator: state.annotator, item: item.id, decision: decision, seconds: seconds },
+      extra || {});
+    const res = await change("/api/decisions", body);
+    let said = "saved: " + (DECISION_TEXT[decision] || decision);
+    if (res.decision.label) said += " (" + labelName(res.decision.label) + ")";
+    setStatus(said, "ok");
+    await load({ pos: state.position + 1, dir: "next" });
   }
 
   async function undo() {
-    if (state.busy) return;
-    state.busy = true;
-    try {
-      const res = await change("/api/undo", { annotator: state.annotator });
-      if (!res.undone) {
-        setStatus("nothing to undo", "warn");
-      } else {
-        setStatus("undone: " + (DECISION_TEXT[res.undone.decision] || res.undone.decision), "ok");
-        await load({ id: res.undone.item });
-      }
-    } catch (err) {
-      fail(err);
-    } finally {
-      state.busy = false;
+    const res = await change("/api/undo", { annotator: state.annotator });
+    if (!res.undone) {
+      setStatus("nothing to undo", "warn");
+    } else {
+      setStatus("undone: " + (DECISION_TEXT[res.undone.decision] || res.undone.decision), "ok");
+      await load({ id: res.undone.item });
     }
   }
 
@@ -460,9 +569,10 @@
     }
   }
 
-  function saveEdit() {
+  // The edit's decision (the machine's own text, unchanged: an accept), and the editor closed.
+  function takeEdit() {
     const item = state.data && state.data.item;
-    if (!item) return;
+    if (!item || state.mode !== "edit") return null;
     const fields = {};
     let changed = false;
     for (const area of $("editor-fields").querySelectorAll("textarea")) {
@@ -472,9 +582,12 @@
       if (area.value !== machine) changed = true;
     }
     setMode("view");
-    // the machine's own text, unchanged: that is an accept
-    if (changed) decide("edited", { fields: fields });
-    else decide("accepted");
+    return changed ? ["edited", { fields: fields }] : ["accepted", null];
+  }
+
+  async function saveEdit(at) {
+    const edit = takeEdit();
+    if (edit) await decide(edit[0], edit[1], at);
   }
 
   function labelChoices(item) {
@@ -483,72 +596,140 @@
   }
 
   function pickLabel(item) {
+    const choices = labelChoices(item);
+    const own = (item.source_label || "").toLowerCase();
+    if (own && choices.length && choices.every((l) => l.toLowerCase() === own)) {
+      // two labels: the only other one is the original's, and that is "label not flipped"
+      setStatus("the only other label is the original\u2019s (" + labelName(item.source_label) + "): that is n, " +
+        "label not flipped", "warn");
+      return;
+    }
     const box = $("label-buttons");
     clear(box);
-    const choices = labelChoices(item);
     choices.forEach((lab, i) => {
       const b = el("button", "label-choice");
       b.type = "button";
       b.appendChild(el("kbd", null, String(i + 1)));
-      b.appendChild(document.createTextNode(" " + lab));
-      b.addEventListener("click", () => chooseLabel(lab));
+      b.appendChild(document.createTextNode(" " + labelName(lab)));
+      b.addEventListener("click", () => {
+        const at = performance.now();
+        enqueue(() => chooseLabel(lab, at));
+      });
       box.appendChild(b);
     });
     setMode("label");
   }
 
-  function chooseLabel(lab) {
+  async function chooseLabel(lab, at) {
     const item = state.data && state.data.item;
+    if (state.mode !== "label" || !item) return;
     setMode("view");
-    if (!item) return;
     // the original's own label: the rewrite did not flip it
-    if ((item.source_label || "").toLowerCase() === lab.toLowerCase()) decide("not_flipped");
-    else decide("other_label", { label: lab });
+    if ((item.source_label || "").toLowerCase() === lab.toLowerCase()) return decide("not_flipped", null, at);
+    return decide("other_label", { label: lab }, at);
   }
 
   // -- keys ---------------------------------------------------------------------------------------------
+  const ACTIONS = Object.assign(Object.create(null), { a: "accepted", x: "rejected", e: "edit", n: "not_flipped",
+    l: "other_label", " ": "skipped", u: "undo", Backspace: "undo", g: "jump" });
+  const TYPING = ["INPUT", "SELECT", "TEXTAREA"];
+
+  // A key typed while it waited in the queue, into the field that is open now (the editor, the jump field).
+  function typeInto(field, key) {
+    if (key.length !== 1 && key !== "Enter" && key !== "Backspace") return;
+    const from = field.selectionStart === null ? field.value.length : field.selectionStart;
+    const to = field.selectionEnd === null ? from : field.selectionEnd;
+    if (key === "Backspace") {
+      if (from === to && from > 0) field.setRangeText("", from - 1, to, "end");
+      else field.setRangeText("", from, to, "end");
+    } else {
+      field.setRangeText(key === "Enter" ? "\n" : key, from, to, "end");
+    }
+  }
+
+  // What a key does once its turn in the queue comes, in the mode the keys before it left.
+  async function handleKey(key, at) {
+    const mode = state.mode;
+    if (mode === "name") return;
+    if (mode === "edit" || mode === "jump") {
+      const field = mode === "edit" ? document.activeElement : $("jump-input");
+      if (key === "Escape") {
+        if (mode === "edit") setMode("view");
+        else closeJump();
+      } else if (mode === "edit" && key === "Ctrl+Enter") {
+        await saveEdit(at);
+      } else if (mode === "jump" && key === "Enter") {
+        await jumpTo(takeJump());
+      } else if (field && TYPING.indexOf(field.tagName) >= 0) {
+        typeInto(field, key);
+      }
+      return;
+    }
+    if (mode === "label") {
+      if (key === "Escape") {
+        setMode("view");
+        return;
+      }
+      const n = parseInt(key, 10);
+      const item = state.data && state.data.item;
+      if (item && n >= 1) {
+        const choices = labelChoices(item);
+        if (n <= choices.length) await chooseLabel(choices[n - 1], at);
+      }
+      return;
+    }
+    const lower = key.length === 1 ? key.toLowerCase() : key;
+    if (lower in ACTIONS) return act(ACTIONS[lower], at);
+    if (key === "ArrowRight") return move("next");
+    if (key === "ArrowLeft") return move("prev");
+  }
+
   function bindKeys() {
     document.addEventListener("keydown", (ev) => {
       if (state.mode === "name") return;
-      if (state.mode === "edit") {
+      const target = ev.target;
+      const inField = !!target && TYPING.indexOf(target.tagName) >= 0;
+      const at = performance.now();
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && (state.mode === "edit" || waiting())) {
+        ev.preventDefault();
+        enqueue(() => handleKey("Ctrl+Enter", at));
+        return;
+      }
+      if (state.mode === "edit" && inField) {
+        if (ev.key === "Escape") {  // cancel the edit; other keys are typed into it
+          ev.preventDefault();
+          enqueue(() => handleKey("Escape", at));
+        }
+        return;
+      }
+      if (state.mode === "jump" && inField) {
         if (ev.key === "Escape") {
           ev.preventDefault();
-          setMode("view");
-        } else if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+          closeJump();
+        }
+        return;
+      }
+      if (inField) {
+        // a filter has the focus: the keys are its own, but Esc leaves it and the page's keys work again
+        if (ev.key === "Escape") {
           ev.preventDefault();
-          saveEdit();
+          target.blur();
         }
         return;
       }
       if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const target = ev.target;
-      const typing = ["INPUT", "SELECT", "TEXTAREA"];
-      if (target && typing.indexOf(target.tagName) >= 0) return;
-      if (state.mode === "label") {
-        ev.preventDefault();
-        if (ev.key === "Escape") return setMode("view");
-        const n = parseInt(ev.key, 10);
-        const item = state.data && state.data.item;
-        if (item && n >= 1) {
-          const choices = labelChoices(item);
-          if (n <= choices.length) chooseLabel(choices[n - 1]);
-        }
-        return;
-      }
-      const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
-      const map = { a: "accepted", x: "rejected", e: "edit", n: "not_flipped", l: "other_label", " ": "skipped",
-        u: "undo", Backspace: "undo" };
-      if (key in map) {
-        ev.preventDefault();
-        if (target && target.tagName === "BUTTON") target.blur();
-        act(map[key]);
-      } else if (key === "ArrowRight" && !state.busy) {
-        ev.preventDefault();
-        load({ pos: state.position + 1, dir: "next" });
-      } else if (key === "ArrowLeft" && !state.busy) {
-        ev.preventDefault();
-        load({ pos: state.position, dir: "prev" });
-      }
+      const key = ev.key;
+      const lower = key.length === 1 ? key.toLowerCase() : key;
+      const ours = lower in ACTIONS || key === "ArrowLeft" || key === "ArrowRight" || key === "Escape" ||
+        /^[1-9]$/.test(key);
+      // while earlier keys wait, a typed key waits too: it may be for the editor or the jump field they open
+      const later = waiting() && (key.length === 1 || key === "Enter" || key === "Backspace");
+      if (!ours && !later) return;
+      ev.preventDefault();
+      // a key held down repeats: that walks through items (the arrows) but never decides one item after another
+      if (ev.repeat && key !== "ArrowLeft" && key !== "ArrowRight") return;
+      if (target && target.tagName === "BUTTON") target.blur();
+      enqueue(() => handleKey(key, at));
     });
   }
 

@@ -14,6 +14,10 @@
     counter.textContent = String(shown);
   }
   controls.forEach(function (c) { c.addEventListener("change", apply); });
+  // the filters only filter: no submit leaves the page (a handler here, not an inline one the CSP refuses)
+  Array.prototype.forEach.call(document.querySelectorAll("form.filters"), function (form) {
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); });
+  });
   apply();
   document.body.classList.add("filters-ready");
 })();
