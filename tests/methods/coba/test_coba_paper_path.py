@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE
+from cfaug.methods.coba.config import NO_PRINCIPAL_TRIPLE, NO_TRIPLE_FROM_TEXT
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -33,12 +33,14 @@ NOTHING = "n2"
 FLIP = {"loved": "hated", "great": "poor", "dull": "lively", "awful": "wonderful", "wonderful": "dreary",
         "brilliant": "dull", "boring": "gripping"}
 SWAP = {"he": "she"}  #: the gender swap the paper applies to every triple, on the words of these rows
-FILLER = "qzx"  #: the predicate of every scripted triple: no word of any text, so it never gets a vote
+#: the predicate of every scripted triple: a function word (a triple's words must come from its text, function
+#: words apart) that no text holds, so it never gets a vote
+FILLER = "is"
 
 
 def reply(body, prompt):
-    """Extraction: one triple per word of the text (``word | qzx``), or a triple with no word of the text for
-    the ``NOTHING`` row; modification: each triple's word flipped (or negated); reconstruction: the
+    """Extraction: one triple per word of the text (``word | is``), or a triple with no word of the text for
+    the ``NOTHING`` row (refused: a triple's words must come from its text); modification: each triple's word flipped (or negated); reconstruction: the
     subjects in the order shown."""
     if "Break the text below" in prompt:
         text = prompt.rsplit("Text:", 1)[1].strip()
@@ -93,7 +95,8 @@ def test_paper_preset_end_to_end_coba(tmp_path, monkeypatch, make_tiny_bert, iso
     # every item is extracted; one candidate per item (the paper's), each of those modified and rebuilt
     assert extract == len(ROWS) and modify == rebuild == len(rows) == len(written)
     assert written and NOTHING not in written  # at least one item is written, and the scripted one is not
-    assert summary["without_reasons"] == {NO_PRINCIPAL_TRIPLE: len(ROWS) - len(written)}
+    expected = {NO_TRIPLE_FROM_TEXT: 1, NO_PRINCIPAL_TRIPLE: len(ROWS) - len(written) - 1}
+    assert summary["without_reasons"] == {k: v for k, v in expected.items() if v}
     assert summary["counterfactuals_written"] == len(rows) and summary["items_failed"] == 0
 
     voters = {f"{m}/{meth}" for m in (generic, named) for meth in ("lime", "integrated-gradients", "shapley")}
