@@ -33,7 +33,7 @@ from cfaug.config import ConfigError
 from cfaug.data.io.atomic import atomic_open, atomic_path, write_bytes_atomic, write_text_atomic
 from cfaug.llm.ledger import USAGE_FILE
 from cfaug.run.decisions import STORE_FILE
-from cfaug.run.rundir import RunDir, RunDirLocked, _Lock, describe_holder
+from cfaug.run.rundir import RunDir, RunDirLocked, _Lock
 
 __all__ = [
     "RUN_DIR_FILES", "OutputError", "OutputLocked", "OutputRefused", "atomic_open", "atomic_path",
@@ -192,13 +192,8 @@ class _OutputLock(_Lock):
     """``.NAME.lock`` beside an output; see :func:`output_lock`."""
 
     error = OutputLocked
-
-    def _message(self, holder: dict[str, Any], hint: bool = False) -> str:
-        msg = (f"{self.run_dir} is being written by another cfaug run ({describe_holder(holder)}); wait for it to "
-               "finish or choose another output")
-        if hint:
-            msg += f"; if that run is gone, delete {self.path}"
-        return msg
+    busy = "is being written by another cfaug run"
+    instead = "choose another output"
 
 
 def lock_file(output: PathLike) -> Path:

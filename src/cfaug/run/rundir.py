@@ -211,11 +211,14 @@ class ResultAppender:
 
 class _Lock:
     """The ``lock`` file of a run directory; see :meth:`RunDir.lock`. Other files are locked the same way
-    (:func:`cfaug.run.outputs.output_lock`) by a subclass that says what is locked (:meth:`_message`) and
-    raises its own :attr:`error`."""
+    (:func:`cfaug.run.outputs.output_lock`) by a subclass that says what is locked (:attr:`busy`,
+    :attr:`instead`) and raises its own :attr:`error`."""
 
     #: raised when another process holds the lock
     error: type[RunDirLocked] = RunDirLocked
+    #: what the message says of the locked path, and what to do instead of waiting
+    busy = "is in use by another cfaug run"
+    instead = "use another --run-dir"
 
     def __init__(self, path: Path, run_dir: Path) -> None:
         self.path, self.run_dir = path, run_dir
@@ -291,8 +294,7 @@ class _Lock:
                 self.fd = None
 
     def _message(self, holder: dict[str, Any], hint: bool = False) -> str:
-        msg = (f"{self.run_dir} is in use by another cfaug run ({describe_holder(holder)}); wait for it to "
-               "finish or use another --run-dir")
+        msg = f"{self.run_dir} {self.busy} ({describe_holder(holder)}); wait for it to finish or {self.instead}"
         if hint:
             msg += f"; if that run is gone, delete {self.path}"
         return msg
