@@ -23,7 +23,7 @@ from cfaug.llm.backends import BACKENDS, Backend
 from cfaug.llm.backends.base import end_tally, tally_attempts
 from cfaug.llm.cache import ResponseCache, fingerprint
 from cfaug.llm.errors import LLMConfigError, LLMError
-from cfaug.llm.ledger import BudgetGuard, PriceTable, UsageLedger
+from cfaug.llm.ledger import BudgetGuard, Price, PriceTable, UsageLedger
 from cfaug.llm.ratelimit import Limits
 from cfaug.llm.redact import redact_secrets
 from cfaug.llm.settings import DEFAULT_CONCURRENCY, LLMSettings
@@ -234,7 +234,11 @@ def create_client(settings: LLMSettings, *, tag: str = "default",
     backend = backend_cls(s)
     backend.check()
     ledger = UsageLedger(s.model, PriceTable.load(s.price_table), path=usage_file)
+    if getattr(backend, "free", False) and ledger.price is None:
+        ledger.price = Price(0.0, 0.0)  # a model run here costs nothing; its tokens are still counted
     cache = ResponseCache(s.cache_dir) if s.cache else None
     limits = Limits(s.rpm, s.tpm)
-    return LLMClient(backend, cache=cache, ledger=ledger, concurrency=s.concurrency, refresh=s.refresh,
+    # no more requests in flight than a local server has slots: the others would wait out their timeout there
+    concurrency = min(s.concurrency, getattr(backend, "slots", s.concurrency))
+    return LLMClient(backend, cache=cache, ledger=ledger, concurrency=concurrency, refresh=s.refresh,
                      max_budget=s.max_budget, limits=limits, tag=tag)

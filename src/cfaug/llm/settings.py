@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cfaug.llm.errors import LLMConfigError
+from cfaug.llm.gguf_models import looks_like_gguf
 from cfaug.llm.redact import ENV_NAME, looks_like_key, token_like
 from cfaug.llm.redact import redact_url as _redact_url
 from cfaug.quoting import quote, quote_list
@@ -36,7 +37,7 @@ DEFAULT_BATCH_SIZE = 8  #: local models: requests per batch
 OPERATIONAL = frozenset({
     "base_url", "api_key_env", "concurrency", "cache", "cache_dir", "refresh", "max_budget", "price_table",
     "rpm", "tpm", "request_timeout", "max_retries", "retry_base_delay", "retry_max_delay", "device",
-    "batch_size",
+    "batch_size", "threads", "context",
 })
 
 
@@ -44,8 +45,10 @@ OPERATIONAL = frozenset({
 class LLMSettings:
     """Everything needed to build an :class:`~cfaug.llm.client.LLMClient`.
 
-    ``backend`` is a registered backend name (``openai``, ``transformers``, ``vllm``) or ``auto``: the
-    HTTP backend when a base URL is known, the transformers backend when ``model`` is a local folder.
+    ``backend`` is a registered backend name (``openai``, ``llamacpp``, ``transformers``, ``vllm``) or
+    ``auto``: the HTTP backend when a base URL is known, llama.cpp in this process when ``model`` is a
+    ``.gguf`` file or a packaged model's name (and no base URL is given), the transformers backend when
+    ``model`` is a local folder. ``threads`` and ``context`` (tokens per slot) are llama.cpp's.
     ``api`` picks the HTTP endpoint (``chat`` or ``completions``). ``max_budget`` is in the currency of
     the price table (USD by default).
     """
@@ -70,6 +73,8 @@ class LLMSettings:
     device: str | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     dtype: str | None = None
+    threads: int | None = None
+    context: int | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> LLMSettings:
@@ -93,9 +98,9 @@ class LLMSettings:
         check_key_env(self.api_key_env, "llm setting api_key_env")
         if self.api not in ("chat", "completions"):
             raise LLMConfigError(f"llm api must be 'chat' or 'completions', got {quote(self.api)}")
-        for name in ("concurrency", "batch_size", "max_retries"):
+        for name in ("concurrency", "batch_size", "max_retries", "threads", "context"):
             low = 0 if name == "max_retries" else 1
-            if getattr(self, name) < low:
+            if getattr(self, name) is not None and getattr(self, name) < low:
                 raise LLMConfigError(f"llm setting {name} must be at least {low}, got {getattr(self, name)}")
         for name in ("max_budget", "rpm", "tpm", "request_timeout"):
             value = getattr(self, name)
@@ -115,6 +120,8 @@ class LLMSettings:
     def resolved(self) -> LLMSettings:
         """A copy with base URL and model filled from the environment and ``backend`` decided."""
         s = dataclasses.replace(self, base_url=list(self.base_url))
+        if s.backend == "auto" and not s.base_url and s.model and looks_like_gguf(s.model):
+            s.backend = "llamacpp"  # a model file or packaged model named: run it here, not on a server
         if not s.base_url and s.backend.split(".")[0] in ("auto", "openai"):
             for env in BASE_URL_ENVS:
                 if os.environ.get(env):
@@ -130,7 +137,8 @@ class LLMSettings:
             else:
                 raise LLMConfigError(
                     "no LLM given: pass --llm-base-url URL --llm-model NAME for a server (vLLM, Ollama, "
-                    "llama.cpp, OpenAI), or --llm-model PATH for a local transformers model")
+                    "llama.cpp, OpenAI), --llm-model FILE.gguf or a packaged model's name (cfaug llm models) to "
+                    "run one here, or --llm-model PATH for a local transformers model")
         if not s.model:
             raise LLMConfigError("no LLM model given: pass --llm-model (a served model name or a local path)")
         s._check()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cfaug.data.records import Record, WorkItem
+from cfaug.data.records import NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import CUT_OFF, REFUSED, LLMConfigError, ParseError, UnparsedAnswer
 from cfaug.llm.ledger import USAGE_FILE
@@ -37,6 +37,8 @@ from cfaug.llm.parsers import UNTAGGED_LENGTH_RATIO, UNTAGGED_MIN_OVERLAP, Parse
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Completion, Message
 from cfaug.config import ConfigError, config_dict, param
+from cfaug.filters.flip_check import CHOICES as FLIP_CHOICES
+from cfaug.filters.flip_check import FlipCheck, build_flip_check
 from cfaug.methods.base import Method
 from cfaug.quoting import quote
 from cfaug.registry import RegistryError
@@ -45,6 +47,11 @@ from cfaug.training.context import StageContext
 if TYPE_CHECKING:  # the client (aiohttp) and the templates (Jinja2) are imported where they are first used
     from cfaug.llm.client import LLMClient
     from cfaug.llm.templates import Prompt
+
+
+#: the ``paper`` presets' flip check: none, as the papers wrote what their model answered without a classifier's
+#: verdict (see docs/fidelity.md)
+PAPER_NO_FLIP_CHECK: dict[str, Any] = {"flip_check": "none"}
 
 
 @dataclass
@@ -82,6 +89,15 @@ class LLMConfig:
         None, "a rewrite (tagged or not) is kept only if it keeps at least this share of its source's distinct "
         f"words (none: the task's, {UNTAGGED_MIN_OVERLAP:g} for sentiment and NLI, 0.25 for style)", min=0.0,
         max=1.0)
+    flip_check: str = param(
+        "auto", "an independent classifier must give each rewrite its target label before it is written: auto "
+        "(the shipped general sentiment judge for negative/positive texts, none for other tasks), general, tfidf "
+        "(trained on flip_check_data), hf (flip_check_model), none (the paper presets)", choices=FLIP_CHOICES)
+    flip_check_data: str | None = param(None, "flip_check=tfidf: a labelled dataset to train the judge on")
+    flip_check_model: str | None = param(None, "flip_check=hf: a local sequence classifier folder")
+    flip_check_labels: str | None = param(None, "flip_check=hf: its output labels in order, comma-separated")
+    flip_check_min_prob: float = param(0.5, "the flip check's probability of the target must reach this", min=0.0,
+                                       max=1.0)
 
 
 @dataclass
@@ -147,7 +163,10 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
         token = _ITEM.set(scope)
         try:
             self.client.ledger.item_started(item.key)
-            return await agenerate(self, item, task)
+            result = await agenerate(self, item, task)
+            if self.flip_check is not None and result and not isinstance(result, NoCounterfactual):
+                self.flip_check.apply(result)
+            return result
         except Exception as exc:
             # the item failed (a run-stopping error leaves it unfinished, to be resumed as it was)
             aborts = isinstance(exc, ConfigError) or getattr(exc, "aborts_run", False)
@@ -179,6 +198,8 @@ class LLMMethod(Method):
         self._usage_file: Path | None = None
         self._prompts: dict[str, Prompt] = {}
         self._parsers: dict[str, Parser] = {}
+        #: the independent flip check every written rewrite passes (built in prepare; None: no check)
+        self.flip_check: FlipCheck | None = None
         #: the least share of a source's words a rewrite keeps: the parameter, else the task's (set in prepare)
         self.min_overlap = self.config.untagged_min_overlap if self.config.untagged_min_overlap is not None \
             else UNTAGGED_MIN_OVERLAP
@@ -202,10 +223,18 @@ class LLMMethod(Method):
         if ctx.run_dir is not None and self._client is None:
             self._usage_file = Path(ctx.run_dir) / USAGE_FILE
         client = self.client
-        return {"llm": {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
-                        "cache": str(client.cache.path) if client.cache is not None else None,
-                        "price_table": client.ledger.prices.source,
-                        "usage_file": str(client.ledger.path) if client.ledger.path is not None else None}}
+        c = self.config
+        self.flip_check, flip_facts = build_flip_check(
+            c.flip_check, task, data=c.flip_check_data, model=c.flip_check_model, labels=c.flip_check_labels,
+            min_prob=c.flip_check_min_prob, seed=self.seed, device=ctx.device or "cpu")
+        llm = {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
+               "cache": str(client.cache.path) if client.cache is not None else None,
+               "price_table": client.ledger.prices.source,
+               "usage_file": str(client.ledger.path) if client.ledger.path is not None else None}
+        describe = getattr(client.backend, "describe", None)
+        if describe is not None:
+            llm["local_model"] = describe()
+        return {"llm": llm, "flip_check": flip_facts}
 
     @property
     def client(self) -> LLMClient:

@@ -16,7 +16,7 @@ from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.llm.errors import LLMError, UnparsedAnswer
-from cfaug.methods.llm_method import Answer, LLMConfig, LLMMethod, task_variables
+from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, Answer, LLMConfig, LLMMethod, task_variables
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.nlp.tokens import same_words
@@ -33,7 +33,7 @@ PROMPT_SETS = ("default", "paper")
 UNCHANGED = "the answer is the original text"
 #: the ``paper`` preset's demonstration settings (few-shot and CoT after Li et al. 2023, as the paper does):
 #: one demonstration, an NLI one showing its premise rewritten towards both other relations
-PAPER_DEMO_PARAMS: dict[str, Any] = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}
+PAPER_DEMO_PARAMS: dict[str, Any] = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", **PAPER_NO_FLIP_CHECK}
 #: prompt prefixes with a ``-paper`` variant for every task (``prompt_set=paper``)
 PAPER_VARIANTS = frozenset({"few-shot", "cot", "self-refine", "self-refine-feedback"})
 #: prompt prefixes whose style prompt has a ``-count`` variant (``style_score=count``)

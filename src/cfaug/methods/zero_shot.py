@@ -19,7 +19,7 @@ from cfaug.config import param
 from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
-from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
+from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, LLMConfig, LLMMethod, task_variables
 from cfaug.filters.base import record_filters
 from cfaug.nlp.tokens import same_words
 from cfaug.methods.base import METHODS, Preset
@@ -34,7 +34,8 @@ class ZeroShot(LLMMethod):
     name = "zero-shot.v1"
     supported_tasks = ("sentiment", "rating", "nli", "style")
     #: the paper gives no zero-shot setting that differs from the default: its paper preset is the default
-    presets = {"paper": Preset("Rong et al.'s zero-shot baseline: one instruction, no demonstrations (the default)")}
+    presets = {"paper": Preset("Rong et al.'s zero-shot baseline: one instruction, no demonstrations, every readable "
+                               "rewrite written (no flip check)", params=dict(PAPER_NO_FLIP_CHECK))}
 
     @dataclass
     class Config(LLMConfig):

@@ -18,6 +18,7 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.demonstrations import Demo, load_demos
+from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK
 from cfaug.methods.strategy import StrategyConfig, StrategyMethod
 
 #: the CAD-IMDB training pairs shipped as default demonstrations (see resources/demonstrations/SOURCE.md)
@@ -42,7 +43,8 @@ class LassPairs(StrategyMethod):
     strategy = "lass-pairs"
     main_prompt = "lass-pairs"
     presets = {"paper": Preset("Zhang et al.'s pair stage: their instruction, 5 CAD-IMDB demonstrations, temperature "
-                               "0.2 (the defaults)")}
+                               "0.2 (the defaults), every readable pair kept (no flip check)",
+                               params=dict(PAPER_NO_FLIP_CHECK))}
 
     def default_demos(self, task: Task) -> tuple[list[Demo], str]:
         path = resources.files("cfaug.resources") / "demonstrations" / CAD_PAIRS
