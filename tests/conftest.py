@@ -63,6 +63,8 @@ def _load_test_module(name: str, path: Path) -> ModuleType:
 llm_server_module = _load_test_module("cfaug_tests_llm_server", Path(__file__).parent / "llm" / "server.py")
 #: tests/headless_chromium.py, the browser of the HTML reports' tests
 chromium_module = _load_test_module("cfaug_tests_chromium", Path(__file__).parent / "headless_chromium.py")
+#: tests/llm/real_model.py, the packaged small model the real-model tests run
+real_model_module = _load_test_module("cfaug_tests_real_model", Path(__file__).parent / "llm" / "real_model.py")
 
 
 @pytest.fixture(scope="module")

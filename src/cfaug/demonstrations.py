@@ -135,12 +135,21 @@ def edit_spans(original: str, revised: str, limit: int = 12) -> list[tuple[str, 
 
 # ---------------------------------------------------------------------------------------------- loading
 
-def builtin_demos(task: Task) -> list[Demo]:
+#: built-in demonstration sets besides the default one per task: ``short`` (sentiment): twelve one-sentence
+#: minimal pairs from CAD-IMDB, for the completion-style prompt of small models
+BUILTIN_SETS = {"short": ("sentiment",)}
+
+
+def builtin_demos(task: Task, variant: str | None = None) -> list[Demo]:
     """The built-in demonstrations for ``task`` (both directions), keeping only those that edit the
-    task's edit field and whose labels belong to the task."""
+    task's edit field and whose labels belong to the task. ``variant`` names another built-in set of the
+    task (:data:`BUILTIN_SETS`), ``resources/demonstrations/<task>-<variant>.jsonl``."""
     if task.name not in BUILTIN_TASKS:
         raise ConfigError(f"there are no built-in demonstrations for task {task.name!r}; pass demos=PATH")
-    text = (resources.files("cfaug.resources") / "demonstrations" / f"{task.name}.jsonl").read_text(encoding="utf-8")
+    if variant is not None and task.name not in BUILTIN_SETS.get(variant, ()):
+        raise ConfigError(f"there is no built-in {variant!r} demonstration set for task {task.name!r}")
+    stem = task.name if variant is None else f"{task.name}-{variant}"
+    text = (resources.files("cfaug.resources") / "demonstrations" / f"{stem}.jsonl").read_text(encoding="utf-8")
     demos = []
     for line in text.splitlines():
         if not line.strip():

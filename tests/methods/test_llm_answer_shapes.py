@@ -243,7 +243,8 @@ def test_a_run_writes_only_readable_complete_answers_and_counts_the_others(tmp_p
         srv.add("I loved", "Sure! Here is the text with a negative sentiment.")
         srv.add("Boring from", "<think>Is this review negative? It says boring")
         code = main(["augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--method", "zero-shot",
-                     "--llm-base-url", srv.base_url, "--llm-model", "m", "--no-progress", "-p", "max_tokens=40"])
+                     "--llm-base-url", srv.base_url, "--llm-model", "m", "--no-progress", "-p", "max_tokens=40",
+                     "-p", "flip_check=none"])  # scripted answers: no classifier flip check
     assert code in (0, 4)  # finished (4: with failed items)
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r["Text"] for r in rows] == [REWRITE]

@@ -53,7 +53,8 @@ def write_reviews(path: Path, rows=REVIEWS) -> Path:
 
 def augment(inp, out, srv, *extra):
     return main(["augment", str(inp), "-o", str(out), "--method", "zero-shot", "--llm-base-url", srv.base_url,
-                 "--llm-model", "test-model", "--concurrency", "4", "--no-progress", *extra])
+                 "--llm-model", "test-model", "--concurrency", "4", "--no-progress", "-p", "flip_check=none",
+                 *extra])  # scripted answers: no classifier flip check
 
 
 def read_jsonl(path):
@@ -220,7 +221,7 @@ def test_sigkill_mid_run_then_resume_loses_nothing_and_asks_nothing_twice(tmp_pa
     out = tmp_path / "out.jsonl"
     results = tmp_path / "out.jsonl.run" / "results.jsonl"
     cmd = [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(out), "--method", "zero-shot",
-           "--llm-model", "test-model", "--concurrency", "2", "--no-progress"]
+           "--llm-model", "test-model", "--concurrency", "2", "--no-progress", "-p", "flip_check=none"]
     env = {**os.environ, "CFAUG_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     with FakeLLM(default_reply=flip_reply) as srv:
         # items 10 and later answer slowly, so the run is surely killed half-way

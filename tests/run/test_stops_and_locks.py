@@ -40,7 +40,8 @@ def write_reviews(path: Path, rows=REVIEWS) -> Path:
 
 def augment(inp, out, base_url, *extra):
     return main(["augment", str(inp), "-o", str(out), "--method", "zero-shot", "--llm-base-url", base_url,
-                 "--llm-model", "test-model", "--no-progress", "--max-retries", "1", *extra])
+                 "--llm-model", "test-model", "--no-progress", "--max-retries", "1", "-p", "flip_check=none",
+                 *extra])  # scripted answers: no classifier flip check
 
 
 def read_jsonl(path):
@@ -158,7 +159,8 @@ def test_a_second_process_on_a_busy_run_directory_is_refused(tmp_path, fake_llm)
 
     with fake_llm.FakeLLM(default_reply=held_reply) as srv:
         cmd = [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(out), "--method", "zero-shot",
-               "--llm-base-url", srv.base_url, "--llm-model", "test-model", "--concurrency", "1", "--no-progress"]
+               "--llm-base-url", srv.base_url, "--llm-model", "test-model", "--concurrency", "1", "--no-progress",
+               "-p", "flip_check=none"]  # scripted answers: no classifier flip check
         first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
         while not (run_dir / "manifest.json").exists():  # written once the run holds its directory

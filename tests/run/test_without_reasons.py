@@ -77,7 +77,7 @@ def test_the_prompting_methods(method, tmp_path):
         llm = {"base_url": srv.base_url, "model": "test-model", "retry_base_delay": 0.01, "request_timeout": 10,
                "cache_dir": str(tmp_path / "llm-cache")}
         summary, rows = run_augment(REVIEWS, method, run_dir=run_dir, progress=False,
-                                    params={"llm": llm, "parse_retries": 0})
+                                    params={"llm": llm, "parse_retries": 0, "flip_check": "none"})
     none = check_reasons_add_up(run_dir, summary)
     assert summary.items_failed == 0 and {line["source_id"] for line in none} == {"2", "3"}
     assert [r["source_id"] for r in rows] == ["1"]

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "cfaug.cli.methods",
     "cfaug.cli.parts",
     "cfaug.cli.prompts",
+    "cfaug.cli.llm",
     "cfaug.cli.prompt_search",
     "cfaug.cli.evaluate",
     "cfaug.cli.downstream",

@@ -58,7 +58,7 @@ class FlipCheck:
     def apply(self, cfs: Sequence[Counterfactual]) -> None:
         """Judge every candidate that passed its method's own checks and record the verdict in its ``meta``
         (``filters.flip_check``, and ``flip_check``: the judge's label and its probability of the target)."""
-        todo = [cf for cf in cfs if cf.passed]
+        todo = [cf for cf in cfs if isinstance(cf, Counterfactual) and cf.passed]
         if not todo:
             return
         roles = self.task.roles

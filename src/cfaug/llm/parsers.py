@@ -161,6 +161,14 @@ _TAG_MARK = re.compile(r"</?[A-Za-z_][\w-]{0,30}>")
 _LINE_LABEL = re.compile(r"^\s*(?:[A-Za-z][\w ]{0,24}:|\d+[.)])\s+")
 
 
+def _same_opening(answer: str, source: str | None) -> bool:
+    """Whether ``answer`` and ``source`` start with the same word (case and surrounding punctuation ignored)."""
+    if not source:
+        return False
+    first = [t.split()[0].strip(_QUOTES + ".,!?*_>-").casefold() if t.split() else "" for t in (answer, source)]
+    return bool(first[0]) and first[0] == first[1]
+
+
 def clean_text(text: str) -> str:
     """Strip whitespace, markdown emphasis and one layer of matching quotes."""
     text = text.strip()
@@ -220,7 +228,7 @@ class RevisedText(Parser):
         if tagged is not None:
             how, found = "tags", tagged
         else:
-            how, found = self._untagged(text, tag)
+            how, found = self._untagged(text, tag, source)
         found, cut = cut_commentary(clean_text(found))
         value = self._nonempty(clean_text(found))
         bounds = (min_length_ratio, max_length_ratio, min_word_overlap)
@@ -232,8 +240,10 @@ class RevisedText(Parser):
             notes["commentary_cut"] = True
         return Parsed(value, notes)
 
-    def _untagged(self, text: str, tag: str) -> tuple[str, str]:
-        """``(how, found)`` for an answer without a complete tag pair."""
+    def _untagged(self, text: str, tag: str, source: str | None = None) -> tuple[str, str]:
+        """``(how, found)`` for an answer without a complete tag pair. An answer that opens like chatter
+        ("I ...", "ok ...") is still a rewrite when its source opens with the same word ("i have been here
+        twice ..." rewritten)."""
         open_t, close_t = f"<{tag}>", f"</{tag}>"
         lower = text.lower()
         last_open = lower.rfind(open_t)
@@ -242,13 +252,14 @@ class RevisedText(Parser):
             if close_t in tail.lower():
                 raise ParseError(f"the revised text between <{tag}> and </{tag}> is empty", EMPTY)
             return "unclosed tag", tail  # the closing tag forgotten (a cut-off answer never gets here)
-        m = re.search(r"(?im)^[ \t>*_]*(?:new |final )?revised(?: [a-z]+){0,2}[ \t*_]*:[ \t*_]*(.*)$", text)
+        m = re.search(r"(?im)^[ \t>*_]*(?:(?:here is |here's )?(?:the |my )?)(?:new |final )?revised(?: [a-z]+){0,2}"
+                      r"[ \t*_]*:[ \t*_]*(.*)$", text)
         if m:
             rest = (m.group(1) + text[m.end():]).strip()
             return "revised line", re.split(r"\n\s*\n", rest, maxsplit=1)[0] if rest else ""
         if text.startswith("[") and text.endswith("]") and text.count("[") == 1:
             return "brackets", text[1:-1]
-        if _CHATTER.match(text):
+        if _CHATTER.match(text) and not _same_opening(text, source):
             raise ParseError(f"no <{tag}> tags and the answer reads like commentary: {text[:80]!r}", COMMENTARY)
         return "untagged", text
 

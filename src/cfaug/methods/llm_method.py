@@ -316,7 +316,11 @@ class LLMMethod(Method):
         Reasoning (a ``reasoning_content``/``reasoning`` field, inline ``<think>`` blocks) is never parsed
         as the answer. An answer cut off at ``max_tokens`` (``finish_reason`` ``"length"``) is used only
         where its value is complete (between closed tags); otherwise the same messages are asked once more
-        with a larger budget (:meth:`longer_budget`), and a second cut-off answer fails the question."""
+        with a larger budget (:meth:`longer_budget`), and a second cut-off answer fails the question.
+
+        A completion-style prompt (header ``api: completions``, optional ``stop``) is sent as one raw text to
+        be continued (``client.complete``: llama.cpp's completions endpoint; a chat server gets it as one user
+        message); an unreadable continuation gets no reminder, since there is no conversation to add it to."""
         parser_obj = parser if isinstance(parser, Parser) else self._parser(parser or prompt.parser, prompt)
         ctx = self.parser_context(variables, parser_context)
         params.setdefault("temperature", self.config.temperature)
@@ -324,13 +328,20 @@ class LLMMethod(Method):
         if "prompt_text" not in ctx:  # what an answer must not copy: the prompt, and the reminder it may get
             ctx["prompt_text"] = "\n".join([*(str(m.get("content") or "") for m in messages),
                                             parser_obj.reminder(**ctx)])
+        completion_style = prompt.meta.get("api") == "completions"
+        if completion_style and prompt.meta.get("stop"):
+            params.setdefault("stop", list(prompt.meta["stop"]))
         completions: list[Completion] = []
         reasons: list[str] = []
         kinds: list[str] = []
         raised: int | None = None
         reminders = 0
         while True:
-            completion = await self.client.chat(messages, seed=seed, sample=sample, purpose=purpose, **params)
+            if completion_style:
+                text = "\n\n".join(str(m.get("content") or "") for m in messages)
+                completion = await self.client.complete(text, seed=seed, sample=sample, purpose=purpose, **params)
+            else:
+                completion = await self.client.chat(messages, seed=seed, sample=sample, purpose=purpose, **params)
             completions.append(completion)
             try:
                 if completion.refused:  # a refusal in its own field is not an empty answer
@@ -356,7 +367,7 @@ class LLMMethod(Method):
                                    "with -p max_tokens=N")
                     break
                 reasons.append(exc.reason)
-                if reminders >= self.config.parse_retries:
+                if reminders >= self.config.parse_retries or completion_style:
                     break
                 reminders += 1
                 shown = split_reasoning(completion.text)[0] or completion.text

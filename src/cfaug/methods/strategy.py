@@ -20,15 +20,15 @@ from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, Answer, LLMConfig, LLM
 from cfaug.config import ConfigError, param
 from cfaug.filters.base import record_filters
 from cfaug.nlp.tokens import same_words
-from cfaug.demonstrations import (SELECTIONS, Demo, DemoPool, builtin_demos,
-                                                           check_selection, group_view, load_demos)
+from cfaug.demonstrations import (BUILTIN_SETS, SELECTIONS, Demo, DemoPool, builtin_demos, check_selection,
+                                 group_view, load_demos)
 
 if TYPE_CHECKING:  # the templates (Jinja2) are imported where a prompt is first loaded
     from cfaug.llm.templates import Prompt
 
 
 #: ``prompt_set`` values
-PROMPT_SETS = ("default", "paper")
+PROMPT_SETS = ("default", "paper", "small")
 #: why an item gets no counterfactual when its final text is the original again
 UNCHANGED = "the answer is the original text"
 #: the ``paper`` preset's demonstration settings (few-shot and CoT after Li et al. 2023, as the paper does):
@@ -36,6 +36,10 @@ UNCHANGED = "the answer is the original text"
 PAPER_DEMO_PARAMS: dict[str, Any] = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", **PAPER_NO_FLIP_CHECK}
 #: prompt prefixes with a ``-paper`` variant for every task (``prompt_set=paper``)
 PAPER_VARIANTS = frozenset({"few-shot", "cot", "self-refine", "self-refine-feedback"})
+#: the ``small`` preset of the strategies that start from a few-shot rewrite: six demonstrations in the
+#: completion-style prompt (``few-shot-<task>-small``, where the task has one), which a 135M chat model followed
+#: better than chat-style few-shot (see docs/llm.md)
+SMALL_MODEL_PARAMS: dict[str, Any] = {"prompt_set": "small", "n_demos": 6, "demo_selection": "ordered"}
 #: prompt prefixes whose style prompt has a ``-count`` variant (``style_score=count``)
 COUNT_VARIANTS = frozenset({"compare-generate", "opro", "judge"})
 
@@ -76,7 +80,9 @@ class StrategyConfig(LLMConfig):
                              "n_demos then counts originals; needs prompt_set=paper")
     prompt_set: str = param("default", "default: cfaug's prompts; paper: the variants laid out after the paper's "
                             "appendix templates (few-shot and CoT read grouped demonstrations; Self-Refine's feedback "
-                            "and refinement without the minimal-edit instructions)", choices=PROMPT_SETS)
+                            "and refinement without the minimal-edit instructions); small: a completion-style few-shot "
+                            "prompt for small models where the task has one (sentiment), the default prompts elsewhere",
+                            choices=PROMPT_SETS)
 
 
 class UsageTally:
@@ -195,7 +201,10 @@ class StrategyMethod(LLMMethod):
         return facts
 
     def default_demos(self, task: Task) -> tuple[list[Demo], str]:
-        """The demonstrations used when no ``demos`` file is given, and where they come from."""
+        """The demonstrations used when no ``demos`` file is given, and where they come from: the built-in
+        set, or under ``prompt_set=small`` the built-in one-sentence pairs where the task has them."""
+        if self.config.prompt_set == "small" and task.name in BUILTIN_SETS["short"]:
+            return builtin_demos(task, "short"), "built-in: short one-sentence pairs (CAD-IMDB)"
         return builtin_demos(task), "built-in"
 
     def encoder(self) -> Any:
@@ -220,13 +229,16 @@ class StrategyMethod(LLMMethod):
 
     def prompt_name(self, prefix: str, task: Task) -> str:
         """The built-in prompt ``<prefix>-<task>`` of the configured set: with a ``-count`` suffix for a
-        style prompt in :data:`COUNT_VARIANTS` under ``style_score=count``, and a ``-paper`` suffix for a
-        prompt in :data:`PAPER_VARIANTS` under ``prompt_set=paper``."""
+        style prompt in :data:`COUNT_VARIANTS` under ``style_score=count``, a ``-paper`` suffix for a
+        prompt in :data:`PAPER_VARIANTS` under ``prompt_set=paper``, and a ``-small`` suffix under
+        ``prompt_set=small`` where such a prompt exists."""
         name = f"{prefix}-{task.name}"
         if task.scored and prefix in COUNT_VARIANTS and getattr(self.config, "style_score", "scale") == "count":
             name += "-count"
         if self.config.prompt_set == "paper" and prefix in PAPER_VARIANTS:
             name += "-paper"
+        elif self.config.prompt_set == "small" and has_prompt(f"{name}-small"):
+            name += "-small"
         return name
 
     def main(self, task: Task) -> Prompt:
@@ -300,3 +312,10 @@ class StrategyMethod(LLMMethod):
         out.pop("passed", None)
         record_filters(out, verdicts, notes or None)
         return Counterfactual(ctx.item.record, ctx.fields_with(text), ctx.item.target, self.name, out)
+
+
+def has_prompt(name: str) -> bool:
+    """Whether a built-in prompt ``name`` (any version) exists."""
+    from cfaug.llm.templates import PROMPTS
+
+    return any(entry.name.rsplit(".v", 1)[0] == name for entry in PROMPTS.entries())

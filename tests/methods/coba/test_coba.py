@@ -167,7 +167,8 @@ def scripted(body, prompt):
 
 def llm_augment(inp, out, srv, *extra):
     return main(["augment", str(inp), "-o", str(out), "--method", "coba", "-p", "mode=llm", "--llm-base-url",
-                 srv.base_url, "--llm-model", "test-model", "--concurrency", "2", "--no-progress", *FAST, *extra])
+                 srv.base_url, "--llm-model", "test-model", "--concurrency", "2", "--no-progress", *FAST,
+                 "-p", "flip_check=none", *extra])  # scripted answers: no classifier flip check
 
 
 def test_llm_path_asks_extract_modify_and_reconstruct(tmp_path, sentiment_tsv):

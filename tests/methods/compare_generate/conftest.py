@@ -121,6 +121,7 @@ def run_method(tmp_path: Path):
         llm = {"base_url": srv.base_url, "model": "test-model", "retry_base_delay": 0.01, "retry_max_delay": 0.05,
                "request_timeout": 10, "cache_dir": str(run_dir) + ".cache"}
         params.setdefault("parse_retries", 0)
+        params.setdefault("flip_check", "none")  # scripted answers: no classifier flip check
         summary, rows = run_augment(data, method, task=task, edit_side=edit_side, run_dir=run_dir, progress=False,
                                     keep_failed=keep_failed, preset=preset, params={"llm": llm, **params})
         lines = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x.strip()]

@@ -130,10 +130,12 @@ SEARCH_DEFAULTS = {"judge": "llm", "judge_data": None, "judge_model": None, "jud
 OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
                 "compare-generate": {"max_steps": 10, "patience": 5}}
 NEW_DEFAULTS = {"prompt_set": "default", "demo_group": False, "length_retry_max_tokens": 8192,
-                "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None}
+                "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None,
+                "flip_check": "auto", "flip_check_data": None, "flip_check_model": None, "flip_check_labels": None,
+                "flip_check_min_prob": 0.5}
 NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale", "max_unreadable": 3}
 
-PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper"}
+PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", "flip_check": "none"}
 PAPER_SEARCH = {**PAPER, "alpha": 0.1, "require_alignment": False, "ties": "latest", "style_score": "count"}
 PAPER_VALUES = {"few-shot": PAPER, "cot": PAPER, "self-refine": {**PAPER, "rounds": 4},
                 "opro": {**PAPER_SEARCH, "steps": 10},
@@ -157,12 +159,27 @@ def test_default_values_are_unchanged_and_the_default_preset_is_the_config_defau
 @pytest.mark.parametrize("name", FAMILY)
 def test_paper_preset_values_and_user_values_over_them(name):
     cls = METHODS.get(name)
-    assert set(cls.presets) == {"paper"} and cls.presets["paper"].description
+    assert set(cls.presets) - {"small"} == {"paper"} and cls.presets["paper"].description
     paper = values(build_method(name, LLM, preset="paper"))
     assert {k: paper[k] for k in PAPER_VALUES[name]} == PAPER_VALUES[name]
     changed = {k for k, v in paper.items() if v != values(build_method(name, LLM))[k]}
     assert changed <= set(PAPER_VALUES[name])
     assert build_method(name, {**LLM, "n_demos": 3}, preset="paper").config.n_demos == 3  # -p wins
+
+
+SMALL = {"prompt_set": "small", "n_demos": 6, "demo_selection": "ordered"}
+SMALL_VALUES = {"few-shot": SMALL, "self-refine": SMALL, "opro": {**SMALL, "judge": "tfidf"},
+                "compare-generate": {**SMALL, "judge": "tfidf"}}
+
+
+@pytest.mark.parametrize("name", list(SMALL_VALUES))
+def test_small_preset_values(name):
+    cls = METHODS.get(name)
+    assert "small" in cls.presets and cls.presets["small"].description
+    small = values(build_method(name, LLM, preset="small"))
+    assert {k: small[k] for k in SMALL_VALUES[name]} == SMALL_VALUES[name]
+    changed = {k for k, v in small.items() if v != values(build_method(name, LLM))[k]}
+    assert changed <= set(SMALL_VALUES[name])
 
 
 def test_every_prompt_of_a_set_exists_for_every_task():

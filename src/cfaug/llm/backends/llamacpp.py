@@ -29,6 +29,7 @@ from cfaug.llm.errors import LLMConfigError
 from cfaug.llm.gguf import GGUFError, GGUFInfo, read_metadata
 from cfaug.llm.gguf_models import resolve_gguf
 from cfaug.llm.settings import LLMSettings
+from cfaug.llm.types import Request
 
 #: at most this many requests are decoded together (each slot holds its own context)
 MAX_SLOTS = 4
@@ -90,6 +91,7 @@ class LlamaCppBackend(OpenAIBackend):
         self._headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self._token}"}
         self.server: Any = None
         self.address = ""
+        self._by_api: dict[str, Endpoint] = {}
 
     @property
     def model_id(self) -> str:
@@ -139,8 +141,20 @@ class LlamaCppBackend(OpenAIBackend):
             _RUNNING[id(self)] = server
         self.server, self.address = server, address
         base = f"{address}/v1"
-        path = "/chat/completions" if self.settings.api == "chat" else "/completions"
-        self.endpoints = [Endpoint(base, _endpoint_url(base, path))]
+        self._by_api = {"chat": Endpoint(base, _endpoint_url(base, "/chat/completions")),
+                        "completions": Endpoint(base, _endpoint_url(base, "/completions"))}
+        self.endpoints = [self._by_api[self.settings.api]]
+
+    def api_for(self, request: Request) -> str:
+        """A raw prompt (``client.complete``: a completion-style prompt) goes to the completions endpoint,
+        chat messages to the chat endpoint, and everything to completions for a model without a chat
+        template."""
+        return "completions" if request.prompt is not None or self.settings.api == "completions" else "chat"
+
+    def endpoint_for(self, request: Request) -> Endpoint:
+        if not self._by_api:
+            self.start()
+        return self._by_api[self.api_for(request)]
 
     def close(self) -> None:
         """Stop the server (its thread ends and the port closes)."""

@@ -133,9 +133,17 @@ class OpenAIBackend(Backend):
             self._session = None
 
     # -- one request ---------------------------------------------------------------------------------
+    def api_for(self, request: Request) -> str:
+        """The endpoint kind ``request`` goes to: ``chat`` or ``completions`` (the ``api`` setting)."""
+        return self.settings.api
+
+    def endpoint_for(self, request: Request) -> Endpoint:
+        """The endpoint ``request`` goes to (fewest requests in flight first, see :meth:`_pick`)."""
+        return self._pick()
+
     def _body(self, request: Request) -> bytes:
         body: dict[str, Any] = {"model": self.settings.model}
-        if self.settings.api == "chat":
+        if self.api_for(request) == "chat":
             body["messages"] = list(request.messages) if request.messages is not None else [
                 {"role": "user", "content": request.prompt}]
         else:
@@ -161,7 +169,7 @@ class OpenAIBackend(Backend):
         s = self.settings
         last, failure = "", ANSWERED
         for attempt in range(s.max_retries + 1):
-            ep = self._pick()
+            ep = self.endpoint_for(request)
             wait = ep.not_before - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -228,7 +236,7 @@ class OpenAIBackend(Backend):
             data = json.loads(raw)
             choice = data["choices"][0]
             reasoning = None
-            if self.settings.api == "chat":
+            if self.api_for(request) == "chat":
                 message = choice["message"]
                 text = message.get("content") or ""
                 reasoning = _reasoning(message)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
-from cfaug.methods.strategy import PAPER_DEMO_PARAMS, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, SMALL_MODEL_PARAMS, StrategyMethod
 
 
 @METHODS.register("few-shot.v1", "LLM, few-shot baseline: worked example rewrites (from your pairs or built-in), "
@@ -24,7 +24,10 @@ class FewShot(StrategyMethod):
     presets = {"paper": Preset(
         "the paper's few-shot baseline after Li et al. 2023: one demonstration; for NLI one premise shown "
         "rewritten towards both other relations",
-        params=dict(PAPER_DEMO_PARAMS))}
+        params=dict(PAPER_DEMO_PARAMS)),
+        "small": Preset("for small local models (a 135M chat model on llama.cpp): six demonstrations in a "
+                        "completion-style prompt the model continues (sentiment; the default prompts elsewhere)",
+                        params=dict(SMALL_MODEL_PARAMS))}
 
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)

@@ -31,6 +31,7 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate
+from cfaug.methods.strategy import SMALL_MODEL_PARAMS
 from cfaug.methods.compare_generate.search import (PAPER_SEARCH_PARAMS, STOP_UNREADABLE, SearchConfig, SearchStrategy,
                                                     check_positive)
 
@@ -45,7 +46,11 @@ class CompareGenerate(SearchStrategy):
     presets = {"paper": Preset(
         "the paper's Algorithm 1: few-shot start (one demonstration), I_m 10, I_r 5, alpha 0.1, an equal score "
         "counts as an improvement, the best returned even unaligned, style scored by counting informal expressions",
-        params={**PAPER_SEARCH_PARAMS, "max_steps": 10, "patience": 5})}
+        params={**PAPER_SEARCH_PARAMS, "max_steps": 10, "patience": 5}),
+        "small": Preset("for small local models, which cannot classify sentiment: the completion-style "
+                        "six-demonstration start (sentiment) and a classifier as the loop's judge (judge=tfidf: "
+                        "the shipped general sentiment sample unless judge_data is given)",
+                        params={**SMALL_MODEL_PARAMS, "judge": "tfidf"})}
 
     @dataclass
     class Config(SearchConfig):

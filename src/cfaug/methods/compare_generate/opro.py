@@ -20,6 +20,7 @@ from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.objective import Candidate, Objective
+from cfaug.methods.strategy import SMALL_MODEL_PARAMS
 from cfaug.methods.compare_generate.search import (PAPER_SEARCH_PARAMS, STOP_UNREADABLE, SearchConfig, SearchStrategy,
                                                     check_positive)
 
@@ -33,7 +34,11 @@ class OPRO(SearchStrategy):
     presets = {"paper": Preset(
         "the paper's OPRO baseline: 10 steps from its few-shot start (one demonstration), the C&G objective with "
         "alpha 0.1, equal scores to the latest, the best returned even unaligned, style scored by counting",
-        params={**PAPER_SEARCH_PARAMS, "steps": 10})}
+        params={**PAPER_SEARCH_PARAMS, "steps": 10}),
+        "small": Preset("for small local models, which cannot classify sentiment: the completion-style "
+                        "six-demonstration start (sentiment) and a classifier as the loop's judge (judge=tfidf: "
+                        "the shipped general sentiment sample unless judge_data is given)",
+                        params={**SMALL_MODEL_PARAMS, "judge": "tfidf"})}
 
     @dataclass
     class Config(SearchConfig):

@@ -25,7 +25,7 @@ from cfaug.data.tasks import Task
 from cfaug.llm.errors import LLMError, UnparsedAnswer
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.compare_generate.search import check_positive
-from cfaug.methods.strategy import PAPER_DEMO_PARAMS, ItemContext, StrategyConfig, StrategyMethod
+from cfaug.methods.strategy import PAPER_DEMO_PARAMS, SMALL_MODEL_PARAMS, ItemContext, StrategyConfig, StrategyMethod
 
 #: answer tokens for a feedback
 FEEDBACK_TOKENS = 256
@@ -41,7 +41,9 @@ class SelfRefine(StrategyMethod):
     presets = {"paper": Preset(
         "the paper's Self-Refine baseline: few-shot start (one demonstration), 4 rounds, feedback and refinement "
         "prompts without the minimal-edit instructions",
-        params={**PAPER_DEMO_PARAMS, "rounds": 4})}
+        params={**PAPER_DEMO_PARAMS, "rounds": 4}),
+        "small": Preset("for small local models: the first revision from the completion-style six-demonstration "
+                        "prompt (sentiment), then the default feedback rounds", params=dict(SMALL_MODEL_PARAMS))}
 
     @dataclass
     class Config(StrategyConfig):

