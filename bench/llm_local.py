@@ -137,7 +137,7 @@ def run_one(label: str, method: str, preset: str | None, params: dict[str, Any],
     from cfaug.nlp.tokens import token_edit_rate
 
     slug = label.replace(" ", "_").replace("/", "_").replace(",", "").replace("(", "").replace(")", "").replace("=", "-")
-    run_dir = WORK / dataset / slug
+    run_dir = WORK / f"rows{len(data)}" / dataset / slug
     full = dict(params)
     if method != "auto-cad":
         full["llm"] = {"model": model, "cache_dir": str(WORK / "cache"), "concurrency": 2}
@@ -232,15 +232,20 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200, help="sentences per dataset (default 200)")
     ap.add_argument("--model", default="smollm2-135m-instruct", help="packaged model name or .gguf path")
     ap.add_argument("--configs", default=None, help="comma-separated configuration labels to run (default: all)")
+    ap.add_argument("--datasets", default="sst2-dev,yelp-dev", help="which samples to run (default both; two "
+                    "processes, one per sample, can share the machine)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the results file from bench/_work")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    store = WORK / f"results_{args.rows}.json"
-    results: list[dict[str, Any]] = json.loads(store.read_text()) if store.exists() else []
+    datasets = args.datasets.split(",")
     if not args.report_only:
         wanted = set(args.configs.split(",")) if args.configs else None
         reader = Reader()
         for dataset, data in samples(args.rows).items():
+            if dataset not in datasets:
+                continue
+            store = WORK / f"results_{args.rows}_{dataset}.json"
+            results: list[dict[str, Any]] = json.loads(store.read_text()) if store.exists() else []
             for label, method, preset, params in CONFIGS:
                 if wanted and label not in wanted:
                     continue
@@ -249,6 +254,8 @@ def main() -> None:
                 results = [x for x in results if (x["config"], x["dataset"]) != (label, dataset)] + [r]
                 store.write_text(json.dumps(results, indent=1), encoding="utf-8")
                 print(f"  {r['written']}/{r['items']} written, flip {fmt(r['flip_rate'])}, {r['wall_s']:.0f} s", flush=True)
+    results = [r for d in ("sst2-dev", "yelp-dev") if (WORK / f"results_{args.rows}_{d}.json").exists()
+               for r in json.loads((WORK / f"results_{args.rows}_{d}.json").read_text())]
     order = {c[0]: i for i, c in enumerate(CONFIGS)}
     results.sort(key=lambda r: (r["dataset"], order.get(r["config"], 99)))
     report(results, args, args.model)

@@ -4,9 +4,10 @@ no server. What is asserted is the pipeline and the output contract, not quality
 - every item ends with rows, a counted reason, or a recorded failure;
 - no written row has its source's words, and none holds commentary or tags;
 - every written row passed the independent flip check (the default), whose verdict is in its meta;
-- a second run over the same run directory makes no request and writes the same rows (resumable, cached).
+- a second run over the same run directory runs nothing and writes the same rows (resumable).
 
-Few items and short answers keep the whole file to tens of seconds; skipped, with the reason, where the
+The request cache with this backend is tested in tests/llm/backends/test_llamacpp.py. One item, short answers
+and the smallest settings keep the file to about a minute on 2 cores; skipped, with the reason, where the
 ``local-llm`` extra or the model package is missing."""
 
 from __future__ import annotations
@@ -21,31 +22,28 @@ from cfaug.nlp.tokens import same_words
 
 from cfaug_tests_real_model import SMOLLM2, needs_real_model  # noqa: E402  (loaded by tests/conftest.py)
 
-#: three short review sentences of each polarity (written for this test)
-DATA = [
-    {"text": "the soup was great and the staff were friendly .", "label": "positive"},
-    {"text": "the room was dirty and the bed was awful .", "label": "negative"},
-]
+#: one short review sentence (written for this test): every request a method makes costs seconds on CPU
+DATA = [{"text": "the soup was great and the staff were friendly .", "label": "positive"}]
 
 #: (method, preset, params): each kept as small as the method allows
 METHODS: list[tuple[str, str | None, dict[str, Any]]] = [
     ("zero-shot", None, {}),
     ("few-shot", "small", {}),
-    ("cot", None, {}),
+    ("cot", None, {"n_demos": 1}),
     ("self-refine", "small", {"rounds": 1}),
     ("compare-generate", "small", {"max_steps": 2, "patience": 1}),
     ("opro", "small", {"steps": 2}),
     ("coba", None, {"mode": "llm", "models": "tfidf-logreg", "importance": "lime", "lime_samples": 40}),
-    ("lass-pairs", None, {"n_demos": 2}),
+    ("lass-pairs", None, {"n_demos": 1}),
 ]
 
 _COMMENTARY = re.compile(r"</?revised>|\b(?:note|explanation)\s*:|\bI (?:changed|replaced)\b", re.I)
 
 
-def _run(tmp_path, method: str, preset: str | None, params: dict[str, Any], run: str = "run"):
-    llm = {"model": SMOLLM2, "cache_dir": str(tmp_path / "cache"), "concurrency": 2}
-    return run_augment(list(DATA), method, preset=preset or "default", run_dir=tmp_path / run, progress=False, seed=0,
-                       params={"llm": llm, "max_tokens": 48, **params})
+def _run(tmp_path, method: str, preset: str | None, params: dict[str, Any]):
+    llm = {"model": SMOLLM2, "cache_dir": str(tmp_path / "cache"), "concurrency": 1}
+    return run_augment(list(DATA), method, preset=preset or "default", run_dir=tmp_path / "run", progress=False, seed=0,
+                       params={"llm": llm, "max_tokens": 32, "parse_retries": 0, **params})
 
 
 @needs_real_model
@@ -65,10 +63,5 @@ def test_llm_method_on_the_real_model(tmp_path, method, preset, params):
         assert row["label"] != sources[source]["label"]
     # resumable: the same run directory again runs nothing and gives the same rows
     again, rows_again = _run(tmp_path, method, preset, params)
-    assert again.items_resumed == len(DATA) - again.items_failed
+    assert again.items_resumed == len(DATA)  # failed items too: they run again only with --retry-failed
     assert [r["text"] for r in rows_again] == [r["text"] for r in rows]
-    # cached: a new run directory over the same cache asks again only what never gave a readable answer
-    fresh, rows_fresh = _run(tmp_path, method, preset, params, run="fresh")
-    assert [r["text"] for r in rows_fresh] == [r["text"] for r in rows]
-    if summary.items_failed == 0:
-        assert fresh.extra.get("llm_requests", 0) == 0

