@@ -163,10 +163,98 @@ def run_one(label: str, method: str, preset: str | None, params: dict[str, Any],
         "requests_per_item": ex.get("llm_requests", 0) / items if items else None,
         "tokens_per_item": (ex.get("llm_tokens_in", 0) + ex.get("llm_tokens_out", 0)) / items if items else None,
         "tokens_out": ex.get("llm_tokens_out", 0), "cache_hits": ex.get("llm_cache_hits", 0),
-        "wall_s": wall, "run_seconds": summary.seconds,
+        "wall_s": wall, "run_seconds": summary.seconds, "command": " ".join(["python bench/llm_local.py", *sys.argv[1:]]),
+        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
     }
     out["tokens_per_s"] = out["tokens_out"] / wall if method != "auto-cad" and wall > 0 else None
     return out
+
+
+def one_command(model: str, data: list[dict[str, str]]) -> dict[str, Any]:
+    """``cfaug augment`` as a user runs it (a fresh process, an empty request cache) on the first five rows:
+    wall seconds measured from outside, the peak memory and the model load time the run reports."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = Path(tmp) / "five.tsv"
+        inp.write_text("text\tlabel\n" + "".join(f"{r['text']}\t{r['label']}\n" for r in data[:5]), encoding="utf-8")
+        out = Path(tmp) / "out.jsonl"
+        cmd = [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(out), "--method", "zero-shot",
+               "--llm-model", model, "--cache-dir", str(Path(tmp) / "cache"), "--no-progress"]
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CFAUG_MODEL_STORE": str(WORK / "store")})
+        wall = time.perf_counter() - start
+        summary = json.loads((Path(tmp) / "out.jsonl.run" / "summary.json").read_text(encoding="utf-8"))
+    return {"exit": done.returncode, "wall_s": wall, "peak_memory_mb": summary.get("peak_memory_mb"),
+            "run_seconds": summary.get("seconds"), "written": summary.get("counterfactuals_written")}
+
+
+#: every method ``cfaug compare`` runs in the comparison of ``--compare``
+COMPARE_METHODS = "auto-cad,coba,zero-shot,few-shot,cot,self-refine,compare-generate,opro"
+
+
+def run_compare(model: str, data: list[dict[str, str]], n: int) -> dict[str, Any]:
+    """``cfaug compare`` over the first ``n`` rows of ``data`` with every method, offline on ``model``; the
+    search methods and self-refine with few steps (the same bounds as the table)."""
+    import subprocess
+
+    folder = WORK / f"compare{n}"
+    inp = WORK / f"compare{n}.tsv"
+    inp.write_text("text\tlabel\n" + "".join(f"{r['text']}\t{r['label']}\n" for r in data[:n]), encoding="utf-8")
+    cmd = [sys.executable, "-m", "cfaug", "compare", str(inp), "--methods", COMPARE_METHODS, "-o", str(folder),
+           "--llm-model", model, "--cache-dir", str(WORK / "cache"), "--no-progress", "--seed", "0",
+           "-p", "compare-generate:max_steps=3", "-p", "compare-generate:patience=2", "-p", "opro:steps=3",
+           "-p", "self-refine:rounds=2"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    shown = [" ".join(["cfaug", *cmd[3:]]).replace(str(WORK), "bench/_work/llm_local")]
+    table = (folder / "summary.md").read_text(encoding="utf-8") if (folder / "summary.md").exists() else done.stderr[-2000:]
+    return {"command": shown[0], "exit": done.returncode, "wall_s": wall, "table": table}
+
+
+def reading_sheet(rows_n: int) -> Path:
+    """Every row the LLM configurations wrote, shuffled (seed 0) and stripped of which configuration wrote it:
+    ``reading_sheet.jsonl`` (id, original, rewrite, target) for a reader who marks each flipped / fluent /
+    content kept; the key to the configurations goes to ``reading_key.json``."""
+    rows, key = [], {}
+    for dataset in ("sst2-dev", "yelp-dev"):
+        for label, method, _, _ in CONFIGS:
+            if method == "auto-cad":
+                continue
+            slug = label.replace(" ", "_").replace("/", "_").replace(",", "").replace("(", "").replace(")", "").replace("=", "-")
+            f = WORK / f"rows{rows_n}" / dataset / slug / "bench_rows.jsonl"
+            if f.exists():
+                for line in f.read_text(encoding="utf-8").splitlines():
+                    r = json.loads(line)
+                    rows.append(({"original": r["original"], "rewrite": r["rewrite"], "target": r["target"]}, label))
+    random.Random(0).shuffle(rows)
+    sheet = WORK / "reading_sheet.jsonl"
+    with sheet.open("w", encoding="utf-8") as fh:
+        for i, (r, label) in enumerate(rows):
+            fh.write(json.dumps({"id": i, **r}) + "\n")
+            key[i] = label
+    (WORK / "reading_key.json").write_text(json.dumps(key), encoding="utf-8")
+    return sheet
+
+
+def read_marks(path: Path, note: str) -> None:
+    """A reader's marks (JSONL: id, flipped, fluent, content as true/false) joined with the key into
+    ``blind_reading.json``, the table the results file shows."""
+    key = {int(k): v for k, v in json.loads((WORK / "reading_key.json").read_text(encoding="utf-8")).items()}
+    marks = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    by: dict[str, list[dict[str, Any]]] = {}
+    for m in marks:
+        by.setdefault(key[int(m["id"])], []).append(m)
+    table = []
+    for label in [c[0] for c in CONFIGS] + ["all"]:
+        ms = [m for ms in by.values() for m in ms] if label == "all" else by.get(label, [])
+        if ms:
+            table.append({"config": label, "n": len(ms), "flipped": sum(bool(m["flipped"]) for m in ms),
+                          "fluent": sum(bool(m["fluent"]) for m in ms), "content": sum(bool(m["content"]) for m in ms),
+                          "both": sum(bool(m["flipped"]) and bool(m["fluent"]) for m in ms)})
+    (WORK / "blind_reading.json").write_text(json.dumps({"note": note, "table": table}, indent=1), encoding="utf-8")
 
 
 def fmt(v: Any, spec: str = ".2f") -> str:
@@ -177,9 +265,13 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
     from importlib import metadata
 
     lines = ["# Every LLM method on a real small model, run here", "",
-             f"Command: `python bench/llm_local.py {' '.join(sys.argv[1:])}`".rstrip() +
-             f" (run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores, "
-             f"{platform.machine()}; cfaug {metadata.version('cfaug')}, xllamacpp {metadata.version('xllamacpp')}).",
+             "Commands: " + "; ".join(f"`{c}`" for c in sorted({r.get("command") or f"python bench/llm_local.py --rows {r['items']} --datasets {r['dataset']}"
+                                                     for r in results})) +
+             f" (runs of {min((r.get('date', '?') for r in results), default='?')} to "
+             f"{max((r.get('date', '?') for r in results), default='?')}; the samples ran side by side, one process each); "
+             f"this file: `python bench/llm_local.py {' '.join(sys.argv[1:])}` "
+             f"({os.cpu_count()} cores, {platform.machine()}; cfaug {metadata.version('cfaug')}, "
+             f"xllamacpp {metadata.version('xllamacpp')}).",
              "",
              f"Model: `{model}`. **A 135M model is far below the models of the papers** (GPT-3.5/4-class, "
              "Llama-2/3 7-70B): this table is a floor, and `bench/llm_local.py --model PATH.gguf` is the harness to "
@@ -215,6 +307,20 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
                          f"independent classifier calls {fmt(r['flip_rate'])} of them flips.")
     if not written:
         lines.append("- (no zero-shot run in this results file)")
+    cmp_file = WORK / "compare.json"
+    if cmp_file.exists():
+        c = json.loads(cmp_file.read_text(encoding="utf-8"))
+        lines += ["", "## cfaug compare with every method, offline", "",
+                  f"`{c['command']}`: exit code {c['exit']}, {c['wall_s']:.0f} s. Its summary table:", ""]
+        lines += [ln for ln in c["table"].splitlines() if not ln.startswith("# ")]
+    cmd_file = WORK / "one_command.json"
+    if cmd_file.exists():
+        c = json.loads(cmd_file.read_text(encoding="utf-8"))
+        lines += ["", "## One command, as a user runs it", "",
+                  f"`cfaug augment FIVE_SST2_ROWS --method zero-shot --llm-model {model}` in a fresh process with an empty "
+                  f"request cache: {c['wall_s']:.1f} s wall (model load, the flip check's judge from the model store, "
+                  f"five items), peak memory {c['peak_memory_mb']:.0f} MB (the whole cfaug process, llama.cpp "
+                  f"included), exit code {c['exit']}, {c['written']} rows written."]
     reading = WORK / "blind_reading.json"
     if reading.exists():
         rd = json.loads(reading.read_text(encoding="utf-8"))
@@ -235,12 +341,31 @@ def main() -> None:
     ap.add_argument("--datasets", default="sst2-dev,yelp-dev", help="which samples to run (default both; two "
                     "processes, one per sample, can share the machine)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the results file from bench/_work")
+    ap.add_argument("--reading-sheet", action="store_true", help="write bench/_work/llm_local/reading_sheet.jsonl: "
+                    "every written row, shuffled, without its configuration, for a blind reading")
+    ap.add_argument("--reading-marks", default=None, metavar="FILE", help="a reader's marks of the sheet (JSONL: id, "
+                    "flipped, fluent, content), added to the results file")
+    ap.add_argument("--reading-note", default="", help="who read the sheet and how (shown with the table)")
+    ap.add_argument("--compare", type=int, default=0, metavar="N", help="also run cfaug compare with every method "
+                    "on the first N Yelp rows (0: not)")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     datasets = args.datasets.split(",")
+    if args.reading_sheet:
+        print(f"wrote {reading_sheet(args.rows)}")
+        return
+    if args.reading_marks:
+        read_marks(Path(args.reading_marks), args.reading_note)
+        args.report_only = True
     if not args.report_only:
         wanted = set(args.configs.split(",")) if args.configs else None
+        if args.compare:
+            (WORK / "compare.json").write_text(json.dumps(run_compare(args.model, samples(args.rows)["yelp-dev"],
+                                                                      args.compare)), encoding="utf-8")
         reader = Reader()
+        if "sst2-dev" in datasets and (wanted is None or "one-command" in wanted):
+            (WORK / "one_command.json").write_text(json.dumps(one_command(args.model, samples(args.rows)["sst2-dev"])),
+                                                  encoding="utf-8")
         for dataset, data in samples(args.rows).items():
             if dataset not in datasets:
                 continue

@@ -5,9 +5,11 @@ sentiment the text is rewritten towards the target polarity; for NLI the premise
 ``--edit-side hypothesis``, the hypothesis) is revised so the pair takes the target relation; for ratings
 the review is rewritten to fit the target rating. Prompts: ``zero-shot-<task>`` (see ``cfaug prompts``).
 
-No judge checks the result. An answer that is the original text again (up to case and spacing) is never
-written: an item whose every answer is unchanged gets no counterfactual, with the reason counted in the
-run summary. Judge the output with an independent classifier before trusting the flips.
+The LLM's own answer is not checked by the LLM; the flip check every LLM method runs (``flip_check``, on by
+default for negative/positive texts, off in the ``paper`` preset) writes a rewrite only when an independent
+classifier gives it the target label. An answer that is the original text again (up to case and spacing) is
+never written: an item whose every answer is unchanged gets no counterfactual, with the reason counted in
+the run summary.
 """
 
 from __future__ import annotations

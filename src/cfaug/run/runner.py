@@ -126,6 +126,7 @@ class Runner:
             raise ConfigError("a run needs a run directory")
         self.rd = RunDir(options.run_dir)
         self.facts: dict[str, Any] = {}
+        self._manifest: dict[str, Any] | None = None  #: the manifest being written, rewritten once facts are known
         self.extra: dict[str, Any] = {}
         self.stop_reason: str | None = None
 
@@ -205,6 +206,8 @@ class Runner:
         fitted = self.fit(data, ctx) if self.method.trains else None
         if fitted is not None:
             self.facts["training"] = fitted.facts()
+        if self._manifest is not None:  # what the method set up (model, server, prompts), kept if the run stops
+            self.rd.write_json("manifest.json", _without_userinfo({**self._manifest, "method_facts": self.facts}))
         bar = tqdm(total=len(plan.items), initial=len(plan.items) - len(plan.pending), desc=self.method.name,
                    unit="item", disable=not o.progress, file=sys.stderr)
         try:
@@ -336,6 +339,7 @@ class Runner:
         }
         if plan.pending:
             self.rd.write_json("manifest.json", _without_userinfo({**manifest, "method_facts": {}}))
+            self._manifest = manifest
             self.execute(data, plan)
             manifest["method_facts"] = self.facts
         else:

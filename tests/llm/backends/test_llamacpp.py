@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
+import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
@@ -80,6 +83,39 @@ def test_a_gguf_path_works_the_same_way_and_its_header_is_read(tmp_path):
         asyncio.run(client.aclose())
     finally:
         client.close()
+
+
+@needs_real_model
+def test_ctrl_c_stops_the_run_and_its_server(tmp_path):
+    inp = tmp_path / "in.tsv"
+    inp.write_text("text\tlabel\n" + "".join(f"review {i} was great and the staff were kind .\tpositive\n"
+                                             for i in range(40)), encoding="utf-8")
+    run_dir = tmp_path / "out.jsonl.run"
+    cmd = [sys.executable, "-m", "cfaug", "augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--method",
+           "zero-shot", "--llm-model", SMOLLM2, "--no-progress", "--concurrency", "1", "-p", "flip_check=none",
+           "--cache-dir", str(tmp_path / "cache")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        address = None
+        while address is None:  # the manifest names the server once the model is loaded
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline
+            if (run_dir / "manifest.json").exists():
+                try:
+                    facts = json.loads((run_dir / "manifest.json").read_text())["method_facts"]
+                    address = facts["llm"]["local_model"]["address"]
+                except (ValueError, KeyError):
+                    pass
+            time.sleep(0.2)
+        assert _port_open(address)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not _port_open(address)
+    assert (run_dir / "llm_usage.json").exists()  # usage is kept on Ctrl-C too
 
 
 def test_without_the_extra_naming_a_local_model_is_a_one_line_error(monkeypatch, tmp_path):

@@ -102,7 +102,7 @@ class LlamaCppBackend(OpenAIBackend):
         return {"path": str(self.path), "size": self.info.size, "sha256_16": model_hash(self.path),
                 "architecture": self.info.architecture, "trained_context": self.info.context_length,
                 "context_per_slot": self.context, "slots": self.slots, "threads": self.threads,
-                "api": self.settings.api, "license": self.info.license}
+                "api": self.settings.api, "license": self.info.license, "address": self.address}
 
     def check(self) -> None:
         self.start()
