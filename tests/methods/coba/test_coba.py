@@ -323,3 +323,15 @@ def test_llm_path_writes_nothing_when_no_principal_triple_was_changed(tmp_path, 
         assert rebuilt == 4 and summary["without_reasons"] == {REBUILT_ORIGINAL: 4}
     else:
         assert rebuilt == 0 and summary["without_reasons"] == {PRINCIPAL_UNCHANGED: 4}
+
+
+def test_four_rows_that_share_no_word_still_train_the_judge(tmp_path):
+    """The label judge keeps words met in two texts; in a handful of texts that share none it keeps every word
+    (before, the run died with scikit-learn's "After pruning, no terms remain")."""
+    inp = tmp_path / "four.tsv"
+    inp.write_text("text\tlabel\nwrong !\tnegative\navoid coming here .\tnegative\n"
+                   "my filet , perfect !\tpositive\nbest pizza in town .\tpositive\n", encoding="utf-8")
+    code = main(["augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--method", "coba", "--no-progress",
+                 "-p", "models=tfidf-logreg", "-p", "importance=lime", "-p", "lime_samples=20"])
+    assert code in (0, 5)  # finished (5: nothing to rewrite in such texts is an answer, not a crash)
+    assert (tmp_path / "out.jsonl.run" / "summary.json").exists()

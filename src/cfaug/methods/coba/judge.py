@@ -57,7 +57,14 @@ def fit_judge(spec: Any, labelled: Sequence[Record], inputs: list[Any], labels: 
         def train(rows: list[int]) -> Any:
             judge = build_judge({"C": 10.0, "min_df": 2, **spec}, jctx)
             if own:
-                judge.fit([inputs[n] for n in rows], [labels[n] for n in rows])
+                x, y = [inputs[n] for n in rows], [labels[n] for n in rows]
+                try:
+                    judge.fit(x, y)
+                except ValueError as exc:  # a handful of texts share no word: keep every word instead
+                    if "no terms remain" not in str(exc) or "min_df" in spec:
+                        raise
+                    judge = build_judge({"C": 10.0, "min_df": 1, **spec}, jctx)
+                    judge.fit(x, y)
             return judge
 
         fold_models = FoldModels.fit([r.id for r in labelled], labels, folds if own else 1, train,
