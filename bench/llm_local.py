@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import sys
 import time
@@ -202,10 +203,12 @@ def run_compare(model: str, data: list[dict[str, str]], n: int) -> dict[str, Any
     import subprocess
 
     folder = WORK / f"compare{n}"
+    shutil.rmtree(folder, ignore_errors=True)  # a new comparison, with its own empty request cache
+    shutil.rmtree(str(folder) + ".cache", ignore_errors=True)
     inp = WORK / f"compare{n}.tsv"
     inp.write_text("text\tlabel\n" + "".join(f"{r['text']}\t{r['label']}\n" for r in data[:n]), encoding="utf-8")
     cmd = [sys.executable, "-m", "cfaug", "compare", str(inp), "--methods", COMPARE_METHODS, "-o", str(folder),
-           "--llm-model", model, "--cache-dir", str(WORK / "cache"), "--no-progress", "--seed", "0",
+           "--llm-model", model, "--cache-dir", str(folder) + ".cache", "--no-progress", "--seed", "0",
            "-p", "compare-generate:max_steps=3", "-p", "compare-generate:patience=2", "-p", "opro:steps=3",
            "-p", "self-refine:rounds=2"]
     start = time.perf_counter()
@@ -259,6 +262,18 @@ def read_marks(path: Path, note: str) -> None:
     (WORK / "blind_reading.json").write_text(json.dumps({"note": note, "table": table}, indent=1), encoding="utf-8")
 
 
+def answers(r: dict[str, Any]) -> float | None:
+    """Answers per item: requests sent plus answers served from the cache."""
+    if not r["items"] or r["config"].startswith("auto-cad"):
+        return None
+    return (r["requests_per_item"] * r["items"] + r.get("cache_hits", 0)) / r["items"]
+
+
+def default_settings(label: str) -> bool:
+    """Whether a configuration is an LLM method with its default settings (the flip check on, no preset)."""
+    return "preset" not in label and "no flip check" not in label and not label.startswith("auto-cad")
+
+
 def fmt(v: Any, spec: str = ".2f") -> str:
     return "" if v is None else format(v, spec)
 
@@ -269,9 +284,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
     lines = ["# Every LLM method on a real small model, run here", "",
              "Commands: " + "; ".join(f"`{c}`" for c in sorted({r.get("command") or f"python bench/llm_local.py --rows {r['items']} --datasets {r['dataset']}"
                                                      for r in results})) +
-             f" (runs of {min((r.get('date', '?') for r in results), default='?')} to "
-             f"{max((r.get('date', '?') for r in results), default='?')}; the samples ran side by side, one process each); "
-             f"this file: `python bench/llm_local.py {' '.join(sys.argv[1:])}` "
+             " (one process per sample, side by side; a later command with `--configs` ran the configurations an "
+             f"earlier one had not); this file: `python bench/llm_local.py {' '.join(sys.argv[1:])}` "
              f"({os.cpu_count()} cores, {platform.machine()}; cfaug {metadata.version('cfaug')}, "
              f"xllamacpp {metadata.version('xllamacpp')}).",
              "",
@@ -286,14 +300,17 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
              "flip check refused; *independent flip* the share of written rows that a TF-IDF classifier trained "
              "here on 40,000 SST-2 and Yelp texts outside cfaug's shipped sample gives the target label; *edit* "
              "median token edit rate; *ppl ratio* median perplexity of the rewrite over the original's under a "
-             "trigram model of the same 40,000 texts; *req/item*, *tok/item* requests and tokens (in + out) per "
-             "item, including cached answers' tokens for none (a rerun is served from the cache); *tok/s* output "
-             "tokens per wall second; *wall* seconds for the whole configuration (model load included).", ""]
+             "trigram model of the same 40,000 texts; *req/item* answers per item (requests sent plus answers "
+             "served from the request cache); *cached* answers served from the cache, given to an earlier "
+             "configuration that sent the same prompt (the flip check's variants share their prompts; the "
+             "few-shot prompts also with an earlier run on more rows); *tok/item*, *tok/s* tokens (in + out) of the "
+             "requests sent, per item and output tokens per wall second; *wall* seconds for the whole "
+             "configuration (model load included), which the cache shortens.", ""]
     for dataset in ("sst2-dev", "yelp-dev"):
         lines += [f"## {dataset}", "",
                   "| configuration | items | written | yield | flip check failed | failed items | independent flip | "
-                  "edit | ppl ratio | req/item | tok/item | tok/s | wall s |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "edit | ppl ratio | req/item | cached | tok/item | tok/s | wall s |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results:
             if r["dataset"] != dataset:
                 continue
@@ -301,17 +318,17 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
             shown = r["config"] + "".join(f" `{k}={v}`" for k, v in params.items())
             lines.append(f"| {shown} | {r['items']} | {r['written']} | {fmt(r['written'] / r['items'] if r['items'] else None)} "
                          f"| {r['failed_flip_check']} | {r['failed_items']} | {fmt(r['flip_rate'])} | {fmt(r['edit_rate'])} "
-                         f"| {fmt(r['ppl_ratio'])} | {fmt(r['requests_per_item'], '.1f')} | {fmt(r['tokens_per_item'], '.0f')} "
+                         f"| {fmt(r['ppl_ratio'])} | {fmt(answers(r), '.1f')} | {r.get('cache_hits', 0)} "
+                         f"| {fmt(r['tokens_per_item'], '.0f')} "
                          f"| {fmt(r['tokens_per_s'], '.1f')} | {fmt(r['wall_s'], '.0f')} |")
         lines.append("")
-    written = [r for r in results if r["config"] == "zero-shot"]
     lines += ["## What the default settings write", ""]
-    for r in results:
-        if r["config"] in ("zero-shot", "few-shot") and r["written"]:
-            lines.append(f"- {r['config']}, {r['dataset']}: {r['written']} rows written of {r['items']} items; the "
-                         f"independent classifier calls {fmt(r['flip_rate'])} of them flips.")
-    if not written:
-        lines.append("- (no zero-shot run in this results file)")
+    for dataset in ("sst2-dev", "yelp-dev"):
+        dflt = [r for r in results if r["dataset"] == dataset and default_settings(r["config"])]
+        items, written = sum(r["items"] for r in dflt), sum(r["written"] for r in dflt)
+        flips = sum(round((r["flip_rate"] or 0) * r["written"]) for r in dflt)
+        lines.append(f"- {dataset}: the {len(dflt)} LLM methods with their default settings wrote {written} rows for "
+                     f"{items} items; the independent classifier gives {flips} of them the target label.")
     cmp_file = WORK / "compare.json"
     if cmp_file.exists():
         c = json.loads(cmp_file.read_text(encoding="utf-8"))

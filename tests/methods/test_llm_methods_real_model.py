@@ -24,6 +24,8 @@ from cfaug_tests_real_model import SMOLLM2, needs_real_model  # noqa: E402  (loa
 
 #: one short review sentence (written for this test): every request a method makes costs seconds on CPU
 DATA = [{"text": "the soup was great and the staff were friendly .", "label": "positive"}]
+#: CoBA trains its classifiers on the input, which needs both labels: a second sentence, which it also rewrites
+TWO = [*DATA, {"text": "the room was dirty and the bed was awful .", "label": "negative"}]
 
 #: (method, preset, params): each kept as small as the method allows
 METHODS: list[tuple[str, str | None, dict[str, Any]]] = [
@@ -42,7 +44,7 @@ _COMMENTARY = re.compile(r"</?revised>|\b(?:note|explanation)\s*:|\bI (?:changed
 
 def _run(tmp_path, method: str, preset: str | None, params: dict[str, Any]):
     llm = {"model": SMOLLM2, "cache_dir": str(tmp_path / "cache"), "concurrency": 1}
-    return run_augment(list(DATA), method, preset=preset or "default", run_dir=tmp_path / "run", progress=False, seed=0,
+    return run_augment(list(TWO if method == "coba" else DATA), method, preset=preset or "default", run_dir=tmp_path / "run", progress=False, seed=0,
                        params={"llm": llm, "max_tokens": 32, "parse_retries": 0, **params})
 
 
@@ -50,12 +52,13 @@ def _run(tmp_path, method: str, preset: str | None, params: dict[str, Any]):
 @pytest.mark.parametrize("method,preset,params", METHODS, ids=[m[0] for m in METHODS])
 def test_llm_method_on_the_real_model(tmp_path, method, preset, params):
     summary, rows = _run(tmp_path, method, preset, params)
-    assert summary.complete and summary.items == len(DATA)
+    data = TWO if method == "coba" else DATA
+    assert summary.complete and summary.items == len(data)
     assert summary.items_without_counterfactual + summary.items_failed <= summary.items
     # every item with none says why
     assert sum(summary.without_reasons.values()) == summary.items_without_counterfactual
     assert summary.extra["llm_requests"] > 0 and summary.extra["llm_cost_usd"] == 0.0
-    sources = {d["text"]: d for d in DATA}
+    sources = {d["text"]: d for d in data}
     for row in rows:
         source = row["original_text"]
         assert source in sources and not same_words(row["text"], source)
@@ -63,5 +66,5 @@ def test_llm_method_on_the_real_model(tmp_path, method, preset, params):
         assert row["label"] != sources[source]["label"]
     # resumable: the same run directory again runs nothing and gives the same rows
     again, rows_again = _run(tmp_path, method, preset, params)
-    assert again.items_resumed == len(DATA)  # failed items too: they run again only with --retry-failed
+    assert again.items_resumed == len(data)  # failed items too: they run again only with --retry-failed
     assert [r["text"] for r in rows_again] == [r["text"] for r in rows]

@@ -57,7 +57,8 @@ def real_run(path: Path, rows: int = ROWS) -> Path:
             redirect_stderr(err):
         code = main(["augment", str(FIXTURE), "-o", str(path / "out.jsonl"), "--run-dir", str(run_dir),
                      "--method", "zero-shot", "--llm-base-url", srv.base_url, "--llm-model", "scripted",
-                     "--no-cache", "--no-progress", "--limit", str(rows)])
+                     "--no-cache", "--no-progress", "--limit", str(rows),
+                     "-p", "flip_check=none"])  # scripted answers: no classifier flip check
     assert code == 0, err.getvalue()
     return run_dir
 

@@ -54,8 +54,12 @@ def test_judge_parameters_are_checked(tmp_path):
     task = make_task("sentiment")
     with pytest.raises(ConfigError, match="judge must be one of tfidf, hf, llm or a judge spec, got 'svm'"):
         build_judge("svm", None, task)  # type: ignore[arg-type]
+    # without judge_data, negative/positive texts get the shipped general sentiment classifier; other tasks must name data
+    general = build_judge("tfidf", None, task)  # type: ignore[arg-type]
+    assert general.info == {"train_data": "general (shipped sample)"} and set(general.classifier.labels) == \
+        {"negative", "positive"}
     with pytest.raises(ConfigError, match="judge=tfidf needs judge_data=PATH"):
-        build_judge("tfidf", None, task)  # type: ignore[arg-type]
+        build_judge("tfidf", None, make_task("nli"))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="judge=hf needs judge_model=PATH"):
         build_judge("hf", None, task)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="judge_model: classifier 'org/model' is not a local folder"):
