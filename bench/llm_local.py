@@ -285,14 +285,17 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
              "Commands: " + "; ".join(f"`{c}`" for c in sorted({r.get("command") or f"python bench/llm_local.py --rows {r['items']} --datasets {r['dataset']}"
                                                      for r in results})) +
              " (one process per sample, side by side; a later command with `--configs` ran the configurations an "
-             f"earlier one had not); this file: `python bench/llm_local.py {' '.join(sys.argv[1:])}` "
+             "earlier one had not; `--compare 4` ran the comparison below, `--reading-sheet` and `--reading-marks FILE` "
+             f"the blind reading); this file: `python bench/llm_local.py {' '.join(sys.argv[1:])}` "
              f"({os.cpu_count()} cores, {platform.machine()}; cfaug {metadata.version('cfaug')}, "
              f"xllamacpp {metadata.version('xllamacpp')}).",
              "",
              f"Model: `{model}`. **A 135M model is far below the models of the papers** (GPT-3.5/4-class, "
              "Llama-2/3 7-70B): this table is a floor, and `bench/llm_local.py --model PATH.gguf` is the harness to "
              "run with your own GGUF.", "",
-             f"Rows: the first {args.rows} of each seeded dev sample (half negative, half positive): SST-2 "
+             f"Rows: the first {args.rows} of each seeded dev sample (half negative, half positive; the script's default "
+             f"is 200, and a configuration took up to {max((r['wall_s'] for r in results), default=0):.0f} s for "
+             f"{args.rows} rows on this machine): SST-2 "
              "`sst2/dev.tsv` and the Yelp sentences of `yelp-amazon-dev` (dev). Search methods ran with "
              "`max_steps`/`steps` 3 and self-refine with 2 rounds, and the slowest searches with no reminders and answers "
              "of at most 96 tokens, to bound the time: each configuration's parameters are shown beside it.", "",
@@ -329,6 +332,15 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
         flips = sum(round((r["flip_rate"] or 0) * r["written"]) for r in dflt)
         lines.append(f"- {dataset}: the {len(dflt)} LLM methods with their default settings wrote {written} rows for "
                      f"{items} items; the independent classifier gives {flips} of them the target label.")
+    reading_file = WORK / "blind_reading.json"
+    if reading_file.exists():
+        table = json.loads(reading_file.read_text(encoding="utf-8"))["table"]
+        read = [t for t in table if t["config"] != "all" and default_settings(t["config"])]
+        small = [t for t in table if "preset small" in t["config"]]
+        lines.append(f"- The blind reading below: of the {sum(t['n'] for t in read)} rows the default settings wrote, the "
+                     f"reader marked {sum(t['flipped'] for t in read)} flipped; of the {sum(t['n'] for t in small)} rows "
+                     f"the `small` presets wrote, {sum(t['flipped'] for t in small)} flipped and "
+                     f"{sum(t['both'] for t in small)} flipped and fluent.")
     cmp_file = WORK / "compare.json"
     if cmp_file.exists():
         c = json.loads(cmp_file.read_text(encoding="utf-8"))
