@@ -54,6 +54,7 @@ GENERAL = ROOT / "src" / "cfaug" / "resources" / "sentiment" / "general.tsv"
 CAPPED: dict[str, Any] = {"parse_retries": 0, "max_tokens": 96, "length_retry_max_tokens": 0}
 #: (label shown, method, preset, extra params)
 CONFIGS: list[tuple[str, str, str | None, dict[str, Any]]] = [
+    ("zero-shot, instruction prompt", "zero-shot", None, {"prompt_set": "default"}),
     ("zero-shot", "zero-shot", None, {}),
     ("few-shot, default, no flip check", "few-shot", None, {"flip_check": "none"}),
     ("few-shot", "few-shot", None, {}),
@@ -271,7 +272,7 @@ def answers(r: dict[str, Any]) -> float | None:
 
 def default_settings(label: str) -> bool:
     """Whether a configuration is an LLM method with its default settings (the flip check on, no preset)."""
-    return "preset" not in label and "no flip check" not in label and not label.startswith("auto-cad")
+    return not any(word in label for word in ("preset", "no flip check", "instruction prompt", "auto-cad"))
 
 
 def fmt(v: Any, spec: str = ".2f") -> str:

@@ -37,7 +37,11 @@ class ZeroShot(LLMMethod):
     supported_tasks = ("sentiment", "rating", "nli", "style")
     #: the paper gives no zero-shot setting that differs from the default: its paper preset is the default
     presets = {"paper": Preset("Rong et al.'s zero-shot baseline: one instruction, no demonstrations, every readable "
-                               "rewrite written (no flip check)", params=dict(PAPER_NO_FLIP_CHECK))}
+                               "rewrite written (no flip check)",
+                               params={**PAPER_NO_FLIP_CHECK, "prompt_set": "default"}),
+               "small": Preset("for small local models: the completion-style prompt (sentiment), which a 135M chat "
+                               "model continues with a rewrite far more often than it follows the instruction",
+                               params={"prompt_set": "small"})}
 
     @dataclass
     class Config(LLMConfig):
@@ -45,6 +49,10 @@ class ZeroShot(LLMMethod):
 
         samples: int = param(1, "answers drawn per item (use a temperature above 0 to make them differ)", min=1,
                              max=20)
+        prompt_set: str = param("auto", "default: the instruction prompt; small: a completion-style prompt the model "
+                                "continues (zero-shot-<task>-small, where the task has one); auto: small for the "
+                                "packaged small models run here (cfaug llm models), default for any other model",
+                                choices=("auto", "default", "small"))
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)
@@ -52,12 +60,27 @@ class ZeroShot(LLMMethod):
             from cfaug.llm.errors import LLMConfigError
 
             raise LLMConfigError("samples must be at least 1")
-        prompt = self.prompt(f"zero-shot-{task.name}")
+        prompt = self.prompt(self.prompt_name(task))
         facts["prompt"] = {"name": prompt.name, "path": prompt.path, "sha256": prompt.sha256}
         return facts
 
+    def prompt_name(self, task: Task) -> str:
+        """``zero-shot-<task>``, or its ``-small`` variant (where the task has one) under ``prompt_set=small``,
+        or ``auto`` with a packaged small model."""
+        from cfaug.llm.gguf_models import PACKAGED
+        from cfaug.llm.templates import PROMPTS
+
+        name = f"zero-shot-{task.name}"
+        chosen = self.config.prompt_set
+        if chosen == "auto":
+            chosen = "small" if self.settings.model in PACKAGED and not self.settings.base_url else "default"
+        small = f"{name}-small"
+        if chosen == "small" and any(e.name.rsplit(".v", 1)[0] == small for e in PROMPTS.entries()):
+            return small
+        return name
+
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
-        prompt = self.prompt(f"zero-shot-{task.name}")
+        prompt = self.prompt(self.prompt_name(task))
         variables = task_variables(item, task)
         role = variables["edit_role"]
         original = item.record.fields[role]
