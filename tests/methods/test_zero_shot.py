@@ -288,3 +288,19 @@ def test_ctrl_c_keeps_the_count_of_the_requests_in_flight(tmp_path):
         assert proc.wait(60) == 130, proc.stderr.read().decode()
     [usage] = json.loads((run_dir / "llm_usage.json").read_text())["usage"]
     assert usage["requests"] == 2 and usage["failed"] == 2  # sent, never answered: counted all the same
+
+
+def test_the_packaged_small_models_get_the_completion_style_prompt():
+    from cfaug.data.tasks import make_task
+    from cfaug.methods.zero_shot import ZeroShot
+
+    def name(task: str, **config) -> str:
+        return ZeroShot(ZeroShot.Config(**config)).prompt_name(make_task(task))
+
+    assert name("sentiment", llm={"model": "smollm2-135m-instruct"}) == "zero-shot-sentiment-small"
+    assert name("sentiment", llm={"model": "smollm2-135m-instruct", "base_url": "http://localhost:8000/v1"}) == \
+        "zero-shot-sentiment"  # served elsewhere under that name: the instruction prompt
+    assert name("sentiment", llm={"model": "my-model", "base_url": "http://localhost:8000/v1"}) == "zero-shot-sentiment"
+    assert name("sentiment", llm={"model": "m"}, prompt_set="small") == "zero-shot-sentiment-small"
+    assert name("sentiment", llm={"model": "smollm2-135m-instruct"}, prompt_set="default") == "zero-shot-sentiment"
+    assert name("nli", llm={"model": "smollm2-135m-instruct"}) == "zero-shot-nli"  # no small variant: the default
