@@ -139,6 +139,11 @@ def _register_builtin() -> None:
         PROMPTS.register(prompt.name, prompt.description)(prompt)
 
 
+def has_prompt(name: str) -> bool:
+    """Whether a built-in prompt ``name`` exists in any version (``few-shot-sentiment-small``)."""
+    return any(entry.name.rsplit(".v", 1)[0] == name for entry in PROMPTS.entries())
+
+
 def load_prompt(name_or_path: str) -> Prompt:
     """A built-in prompt by name (``zero-shot-sentiment`` = newest version, or ``zero-shot-sentiment.v1``),
     or a template file by path (any name ending in ``.j2``)."""

@@ -237,8 +237,11 @@ class StrategyMethod(LLMMethod):
             name += "-count"
         if self.config.prompt_set == "paper" and prefix in PAPER_VARIANTS:
             name += "-paper"
-        elif self.config.prompt_set == "small" and has_prompt(f"{name}-small"):
-            name += "-small"
+        elif self.config.prompt_set == "small":
+            from cfaug.llm.templates import has_prompt
+
+            if has_prompt(f"{name}-small"):
+                name += "-small"
         return name
 
     def main(self, task: Task) -> Prompt:
@@ -312,10 +315,3 @@ class StrategyMethod(LLMMethod):
         out.pop("passed", None)
         record_filters(out, verdicts, notes or None)
         return Counterfactual(ctx.item.record, ctx.fields_with(text), ctx.item.target, self.name, out)
-
-
-def has_prompt(name: str) -> bool:
-    """Whether a built-in prompt ``name`` (any version) exists."""
-    from cfaug.llm.templates import PROMPTS
-
-    return any(entry.name.rsplit(".v", 1)[0] == name for entry in PROMPTS.entries())

@@ -68,14 +68,14 @@ class ZeroShot(LLMMethod):
         """``zero-shot-<task>``, or its ``-small`` variant (where the task has one) under ``prompt_set=small``,
         or ``auto`` with a packaged small model."""
         from cfaug.llm.gguf_models import PACKAGED
-        from cfaug.llm.templates import PROMPTS
+        from cfaug.llm.templates import has_prompt
 
         name = f"zero-shot-{task.name}"
         chosen = self.config.prompt_set
         if chosen == "auto":
             chosen = "small" if self.settings.model in PACKAGED and not self.settings.base_url else "default"
         small = f"{name}-small"
-        if chosen == "small" and any(e.name.rsplit(".v", 1)[0] == small for e in PROMPTS.entries()):
+        if chosen == "small" and has_prompt(small):
             return small
         return name
 
