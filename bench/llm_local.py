@@ -135,13 +135,18 @@ class Reader:
         return self.lm.perplexity(new.lower()) / max(self.lm.perplexity(old.lower()), 1e-9)
 
 
+def run_dir_of(rows: int, dataset: str, label: str) -> Path:
+    """The run directory of one configuration on one sample (``bench/_work/llm_local/rows<N>/<sample>/<label>``)."""
+    slug = label.replace(" ", "_").replace("/", "_").replace(",", "").replace("(", "").replace(")", "").replace("=", "-")
+    return WORK / f"rows{rows}" / dataset / slug
+
+
 def run_one(label: str, method: str, preset: str | None, params: dict[str, Any], data: list[dict[str, str]],
             dataset: str, model: str, reader: Reader) -> dict[str, Any]:
     from cfaug.api import run_augment
     from cfaug.nlp.tokens import token_edit_rate
 
-    slug = label.replace(" ", "_").replace("/", "_").replace(",", "").replace("(", "").replace(")", "").replace("=", "-")
-    run_dir = WORK / f"rows{len(data)}" / dataset / slug
+    run_dir = run_dir_of(len(data), dataset, label)
     full = dict(params)
     if method != "auto-cad":
         full["llm"] = {"model": model, "cache_dir": str(WORK / "cache"), "concurrency": 2}
@@ -229,8 +234,7 @@ def reading_sheet(rows_n: int) -> Path:
         for label, method, _, _ in CONFIGS:
             if method == "auto-cad":
                 continue
-            slug = label.replace(" ", "_").replace("/", "_").replace(",", "").replace("(", "").replace(")", "").replace("=", "-")
-            f = WORK / f"rows{rows_n}" / dataset / slug / "bench_rows.jsonl"
+            f = run_dir_of(rows_n, dataset, label) / "bench_rows.jsonl"
             if f.exists():
                 for line in f.read_text(encoding="utf-8").splitlines():
                     r = json.loads(line)
@@ -394,14 +398,15 @@ def main() -> None:
         args.report_only = True
     if not args.report_only:
         wanted = set(args.configs.split(",")) if args.configs else None
+        sample = samples(args.rows)
         if args.compare:
-            (WORK / "compare.json").write_text(json.dumps(run_compare(args.model, samples(args.rows)["yelp-dev"],
-                                                                      args.compare)), encoding="utf-8")
-        reader = Reader()
+            (WORK / "compare.json").write_text(json.dumps(run_compare(args.model, sample["yelp-dev"], args.compare)),
+                                               encoding="utf-8")
         if "sst2-dev" in datasets and (wanted is None or "one-command" in wanted):
-            (WORK / "one_command.json").write_text(json.dumps(one_command(args.model, samples(args.rows)["sst2-dev"])),
+            (WORK / "one_command.json").write_text(json.dumps(one_command(args.model, sample["sst2-dev"])),
                                                   encoding="utf-8")
-        for dataset, data in samples(args.rows).items():
+        reader: Reader | None = None  # trained only when a configuration runs (about a minute)
+        for dataset, data in sample.items():
             if dataset not in datasets:
                 continue
             store = WORK / f"results_{args.rows}_{dataset}.json"
@@ -410,6 +415,7 @@ def main() -> None:
                 if wanted and label not in wanted:
                     continue
                 print(f"{dataset}: {label}", flush=True)
+                reader = reader or Reader()
                 r = run_one(label, method, preset, params, data, dataset, args.model, reader)
                 results = [x for x in results if (x["config"], x["dataset"]) != (label, dataset)] + [r]
                 store.write_text(json.dumps(results, indent=1), encoding="utf-8")

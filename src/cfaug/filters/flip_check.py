@@ -88,9 +88,8 @@ def build_flip_check(choice: str, task: Task, *, data: str | None = None, model:
     records about it (the judge, or why there is none)."""
     if choice not in CHOICES:
         raise ConfigError(f"flip_check must be one of {', '.join(CHOICES)}, got {choice!r}")
-    binary_sentiment = set(task.label_space.labels) == {"negative", "positive"} and len(task.roles) == 1
     if choice == "auto":
-        if not binary_sentiment:
+        if not binary_sentiment(task):
             return None, {"flip_check": "none", "why": f"no packaged judge for task {task.name}: name one with "
                                                       "flip_check=tfidf flip_check_data=FILE or flip_check=hf "
                                                       "flip_check_model=DIR"}
@@ -99,7 +98,7 @@ def build_flip_check(choice: str, task: Task, *, data: str | None = None, model:
         return None, {"flip_check": "none"}
     ctx = JudgeContext(task, seed=seed, device=device)
     if choice == "general":
-        if not binary_sentiment:
+        if not binary_sentiment(task):
             raise ConfigError(f"flip_check=general is a binary sentiment judge; task {task.name} has labels "
                               f"{', '.join(task.label_space.labels)}")
         judge = general_judge(ctx)
@@ -115,23 +114,27 @@ def build_flip_check(choice: str, task: Task, *, data: str | None = None, model:
     return FlipCheck(judge, task, min_prob, info), info
 
 
+def binary_sentiment(task: Task) -> bool:
+    """Whether ``task`` labels single texts negative or positive: what the general judge can read."""
+    return set(task.label_space.labels) == {"negative", "positive"} and len(task.roles) == 1
+
+
 def general_judge(ctx: JudgeContext) -> Any:
     """TF-IDF + logistic regression trained on the shipped general sentiment sample: trained once per sample
     version, seed and scikit-learn version, and kept in the model store (``$CFAUG_MODEL_STORE/judges``), so a
     later run loads it in a fraction of a second."""
     import hashlib
-    import os
-    import tempfile
 
     import sklearn
 
     from cfaug.classifiers.tfidf_linear import TfidfLinearJudge
-    from cfaug.data.locations import user_cache_dir
+    from cfaug.data.io.atomic import atomic_path
     from cfaug.judges.builtin import GENERAL_BACKGROUND, background_records, general_background_path, judge_input
+    from cfaug.training.store import default_store_dir
 
     digest = hashlib.sha256(general_background_path().read_bytes())
     digest.update(f"\0tfidf-logreg\0seed={ctx.seed}\0sklearn={sklearn.__version__}".encode())
-    path = user_cache_dir("CFAUG_MODEL_STORE", "models") / "judges" / f"general-{digest.hexdigest()[:16]}.pkl"
+    path = default_store_dir() / "judges" / f"general-{digest.hexdigest()[:16]}.pkl"
     if path.is_file():
         try:
             return TfidfLinearJudge.load(path)
@@ -142,16 +145,9 @@ def general_judge(ctx: JudgeContext) -> Any:
     judge.fit([judge_input(r.fields, ctx.task.roles) for r in records], [r.label for r in records])
     judge.provenance = {"train_data": "general (shipped sample)", "train_rows": len(records),
                         "train_data_sha256": facts.get("background_sha256")}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:  # whole or not at all: a second process never reads half a file
         judge.save(tmp)
-        os.replace(tmp, path)  # whole or not at all: a second process never reads half a file
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return judge
 
 
-__all__ = ["CHOICES", "FlipCheck", "NAME", "build_flip_check", "general_judge"]
+__all__ = ["CHOICES", "FlipCheck", "NAME", "binary_sentiment", "build_flip_check", "general_judge"]

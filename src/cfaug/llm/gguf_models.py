@@ -10,15 +10,14 @@ is downloaded: a packaged model is found inside its installed package (``smollm2
 from __future__ import annotations
 
 import importlib.util
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cfaug.data.locations import user_cache_dir
+from cfaug.data.io.atomic import atomic_path
 from cfaug.llm.errors import LLMConfigError
 from cfaug.quoting import quote
+from cfaug.training.store import default_store_dir
 
 #: the suffix of a model file the llama.cpp backend runs
 SUFFIX = ".gguf"
@@ -58,7 +57,12 @@ def _smollm2(assemble: bool = True) -> Path | None:
 
 def gguf_store() -> Path:
     """Where packaged models that come in chunks are assembled: ``$CFAUG_MODEL_STORE/gguf``."""
-    return user_cache_dir("CFAUG_MODEL_STORE", "models") / "gguf"
+    return default_store_dir() / "gguf"
+
+
+def runtime_installed() -> bool:
+    """Whether llama.cpp can run GGUF models here (``xllamacpp``, the ``local-llm`` extra)."""
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def _gemma3_270m(assemble: bool = True) -> Path | None:
@@ -69,16 +73,9 @@ def _gemma3_270m(assemble: bool = True) -> Path | None:
     target = gguf_store() / chunks.MODEL_NAME
     if target.is_file() or not assemble:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
     # assembled beside the target and renamed into place: a second process never reads a half-written file
-    fd, tmp = tempfile.mkstemp(prefix=f".{chunks.MODEL_NAME}.", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         chunks.assemble(tmp, overwrite=True)  # checks the result against the package's sha256
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return target
 
 
@@ -113,4 +110,4 @@ def resolve_gguf(model: str) -> Path:
     return path
 
 
-__all__ = ["PACKAGED", "PackagedModel", "gguf_store", "looks_like_gguf", "resolve_gguf"]
+__all__ = ["PACKAGED", "PackagedModel", "gguf_store", "looks_like_gguf", "resolve_gguf", "runtime_installed"]

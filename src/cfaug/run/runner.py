@@ -126,7 +126,6 @@ class Runner:
             raise ConfigError("a run needs a run directory")
         self.rd = RunDir(options.run_dir)
         self.facts: dict[str, Any] = {}
-        self._manifest: dict[str, Any] | None = None  #: the manifest being written, rewritten once facts are known
         self.extra: dict[str, Any] = {}
         self.stop_reason: str | None = None
 
@@ -198,16 +197,17 @@ class Runner:
         return Plan(records, items, pending, done)
 
     # -- 3. execute ------------------------------------------------------------------------------------
-    def execute(self, data: Dataset, plan: Plan) -> None:
-        """Train or load the method, then run the pending items, appending each finished line."""
+    def execute(self, data: Dataset, plan: Plan, manifest: dict[str, Any]) -> None:
+        """Train or load the method, then run the pending items, appending each finished line. ``manifest`` is
+        written again once the method is set up, with its facts (model, server, prompts), so a run that stops
+        keeps them."""
         o = self.options
         ctx = stage_context(o, log=self.log, run_dir=self.rd.path)
         self.facts.update(self.method.prepare(plan.records, self.task, ctx) or {})
         fitted = self.fit(data, ctx) if self.method.trains else None
         if fitted is not None:
             self.facts["training"] = fitted.facts()
-        if self._manifest is not None:  # what the method set up (model, server, prompts), kept if the run stops
-            self.rd.write_json("manifest.json", _without_userinfo({**self._manifest, "method_facts": self.facts}))
+        self.rd.write_json("manifest.json", _without_userinfo({**manifest, "method_facts": self.facts}))
         bar = tqdm(total=len(plan.items), initial=len(plan.items) - len(plan.pending), desc=self.method.name,
                    unit="item", disable=not o.progress, file=sys.stderr)
         try:
@@ -339,8 +339,7 @@ class Runner:
         }
         if plan.pending:
             self.rd.write_json("manifest.json", _without_userinfo({**manifest, "method_facts": {}}))
-            self._manifest = manifest
-            self.execute(data, plan)
+            self.execute(data, plan, manifest)
             manifest["method_facts"] = self.facts
         else:
             previous = self.rd.read_json("manifest.json") if (self.rd.path / "manifest.json").exists() else {}

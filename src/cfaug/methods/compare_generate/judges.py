@@ -143,10 +143,11 @@ def build_judge(kind: Any, method: StrategyMethod, task: Task, *, data: str | No
     spec = label_judge_spec(kind, data=data, model=model, labels=labels, role="judge")
     name = spec_name(spec, "judges")[0].split(".")[0]
     if name == "tfidf" and not spec.get("data"):
-        if set(task.label_space.labels) != {"negative", "positive"} or len(task.roles) != 1:
+        from cfaug.filters.flip_check import binary_sentiment, general_judge
+
+        if not binary_sentiment(task):
             raise ConfigError("judge=tfidf needs judge_data=PATH: a labelled dataset to train it on (the shipped "
                               "general sample serves negative/positive texts only)")
-        from cfaug.filters.flip_check import general_judge
 
         judge = general_judge(JudgeContext(task, seed=seed, device=device))
         return LocalJudge(judge, task, {"train_data": "general (shipped sample)"})
