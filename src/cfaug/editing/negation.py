@@ -76,6 +76,51 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", old, "negation-insert")
 
 
+#: auxiliaries of a promise or a plan ("we will be back", "I would recommend it")
+_INTENT_AUX = {"will", "'ll", "would", "shall"}
+#: the progressive future ("we are going back", "I'm coming again")
+_PROGRESSIVE_AUX = {"am", "are", "is", "'m", "'re", "'s"}
+_PROGRESSIVE_VERBS = {"going", "coming", "heading"}
+#: certainty adverbs "never" replaces ("will definitely be back" -> "will never be back")
+CERTAINTY = {"definitely", "certainly", "surely", "absolutely", "undoubtedly", "totally", "sure"}
+#: pronoun contractions ending in an intent auxiliary, as a tokenizer may keep them ("we'll", "I'd")
+_CONTRACTED_INTENT = ("'ll", "’ll", "'d", "’d")
+
+
+def intent_negation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> tuple[tuple[int, ...], Edit] | None:
+    """A promise or plan at ``tokens[i]`` (a future or conditional auxiliary, or "are going"), and the edit
+    that takes it back: its certainty adverb becomes "never" ("we will definitely be back" -> "we will never be
+    back"), or "never" goes after the auxiliary ("I would recommend it" -> "I would never recommend it", "we're
+    going back" -> "we're never going back"). The auxiliary must be followed, after at most one certainty
+    adverb, by a verb in its base form (``tags``: Penn tags by token start; untagged, any word) or, for the
+    progressive, by "going"/"coming"; a negator there means it is already negated. Returns (the phrase's token
+    indices, the edit), or None."""
+    tok = tokens[i]
+    low = tok.lower.replace("’", "'")
+    progressive = low in _PROGRESSIVE_AUX
+    split_ll = low == "ll" and i > 0 and tokens[i - 1].text in ("'", "’")  # "we 'll" read as "we ' ll"
+    if not (low in _INTENT_AUX or progressive or split_ll or (low.endswith(_CONTRACTED_INTENT) and len(low) > 2)):
+        return None
+    j, adverb = i + 1, None
+    if j < len(tokens) and tokens[j].lower in CERTAINTY and tokens[j].sentence == tok.sentence:
+        adverb, j = j, j + 1
+    if j >= len(tokens) or tokens[j].sentence != tok.sentence or not tokens[j].is_word:
+        return None
+    verb = tokens[j]
+    if verb.lower in NEGATORS or verb.lower == "n't":
+        return None
+    if progressive:
+        if verb.lower not in _PROGRESSIVE_VERBS:
+            return None
+    elif tags and tags.get(verb.start, "") != "VB":
+        return None
+    if adverb is not None:
+        word = tokens[adverb]
+        edit = Edit(word.start, word.end, match_case(word.text, "never"), word.text, "replace")
+        return (i, adverb, j), edit
+    return (i, j), Edit(tok.end, tok.end, " never", "", "negation-insert")
+
+
 def negated_before(tokens: Sequence[Token], i: int) -> bool:
     """Whether a negator stands up to four words before ``tokens[i]`` in its sentence."""
     return any(t.lower in NEGATORS for t in tokens[max(0, i - 4): i] if t.sentence == tokens[i].sentence)

@@ -46,12 +46,28 @@ def _mirror(value: float, scale: int, target_polarity: str) -> float | None:
     return max(scale + 1 - value, 0) if value >= 1 else scale  # 0/10 -> 10/10
 
 
+#: a rating its own sentence explains as the least the site allows ("one star because you have to give
+#: one", "if I could give zero stars"): mirrored, the sentence would contradict itself, so it stays
+_FORCED = re.compile(r"\b(have|had|has|need|needs|needed|forced|required|must)\s+(to\s+)?(give|provide|leave|pick|"
+                     r"choose|select|rate|put|post)\b|\bforced\b|\bonly because\b|\bif (i|we|you) could\b|"
+                     r"\b(zero|0|no|negative|minus)\s+stars?\b|\bless than (one|1)\b|\blowest\b",
+                     re.IGNORECASE)
+
+
+def _forced_spans(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text`` that say their rating is forced (:data:`_FORCED`)."""
+    from cfaug.editing.text import sentence_spans
+
+    return [(a, b) for a, b in sentence_spans(text) if _FORCED.search(text, a, b)]
+
+
 def score_edits(text: str, target_polarity: str | None) -> list[Edit]:
-    """Edits that mirror every explicit rating of ``text`` toward ``target_polarity`` (see module doc)."""
+    """Edits that mirror every explicit rating of ``text`` toward ``target_polarity`` (see module doc), but
+    not a rating whose sentence calls it forced ("one star because you have to provide a rating")."""
     if target_polarity not in ("positive", "negative"):
         return []
     edits: list[Edit] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = list(_forced_spans(text))
 
     def add(edit: Edit) -> None:
         if all(edit.end <= s or edit.start >= e for s, e in taken):

@@ -64,3 +64,43 @@ def in_name(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
 
     first = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
     return not first and titled(i) and (titled(i - 1) or titled(i + 1))
+
+
+#: tags of a word a degree adverb can grade ("incredibly nice", "really well", "extremely disappointed")
+_GRADABLE_TAGS = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "VBN"})
+
+
+def degree_modifier(tokens: Sequence[Token], i: int, tags: Mapping[int, str], edited: set[int]) -> bool:
+    """Whether token ``i`` is an adverb grading the next word, which is edited too (token indices ``edited``):
+    "incredibly nice" becomes "incredibly nasty", not "badly nasty". Needs the Penn ``tags``: an adverb
+    (``RB``) right before an adjective, adverb or participle of its sentence."""
+    if i + 1 >= len(tokens) or tokens[i + 1].sentence != tokens[i].sentence or i + 1 not in edited:
+        return False
+    return tags.get(tokens[i].start, "") == "RB" and tags.get(tokens[i + 1].start, "") in _GRADABLE_TAGS
+
+
+#: words before "to death" that make it a degree phrase ("bored to death", "loved it to death")
+_DEATH_GRADED = frozenset({"JJ", "VBN", "VBD", "PRP"})
+
+
+def intensifying_idiom(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
+    """Whether token ``i`` is the noun of an idiom that only grades the word before it, and is no opinion
+    of its own: "death" in "bored to death", "scared to death", "loved it to death"."""
+    if tokens[i].lower != "death" or i < 2 or tokens[i - 1].lower != "to":
+        return False
+    before = tokens[i - 2]
+    return before.sentence == tokens[i].sentence and (tags.get(before.start, "") in _DEATH_GRADED
+                                                      or before.lower in ("it", "them", "me", "him", "her"))
+
+
+#: word pairs that name a thing, whose opinion word is no opinion ("happy hour", "fine dining")
+FIXED_COMPOUNDS = frozenset({("happy", "hour"), ("fine", "dining"), ("good", "luck"), ("good", "morning"),
+                             ("good", "night"), ("good", "afternoon"), ("good", "evening"), ("free", "range"),
+                             ("hot", "dog"), ("hot", "dogs"), ("sweet", "potato"), ("sweet", "potatoes"),
+                             ("sweet", "tea"), ("sour", "cream"), ("best", "buy"), ("dollar", "store")})
+
+
+def in_compound(tokens: Sequence[Token], i: int) -> bool:
+    """Whether token ``i`` opens a fixed compound of :data:`FIXED_COMPOUNDS` ("happy hour")."""
+    return (i + 1 < len(tokens) and tokens[i + 1].sentence == tokens[i].sentence
+            and (tokens[i].lower, tokens[i + 1].lower) in FIXED_COMPOUNDS)

@@ -181,6 +181,10 @@ def usually(word: str, upos: str, min_share: float = USUAL_SHARE) -> bool:
     return can_be(word, upos) if share is None else share >= min_share
 
 
+#: comparative and superlative tags, whose suffixed forms are checked against the table
+_DEGREE_TAGS = frozenset({"JJR", "JJS", "RBR", "RBS"})
+
+
 def attested(word: str, form: str, upos: str, tag: str) -> bool:
     """Whether review text would take ``form`` (``word`` put in the form of ``tag``) in a slot of the class
     ``upos``, by the shipped word-class table: ``word`` must usually be of that class (:func:`usually`; the
@@ -193,10 +197,15 @@ def attested(word: str, form: str, upos: str, tag: str) -> bool:
     (True, True)
     >>> attested("safe", "safed", "VERB", "VBD"), attested("quiet", "quiet", "NOUN", "NN")
     (False, False)
+
+    A comparative or superlative made by a suffix must also be a form the table has seen: "nicer" is,
+    "hilariouser" is not.
     """
     table = _word_class_table()
     if not table:
         return True
+    if tag in _DEGREE_TAGS and form.lower() != word.lower() and form.lower() not in table:
+        return False  # a comparative or superlative no review writes: "hilariouser", "boringest"
     if tag not in ("VBG", "VBN"):
         return usually(word, upos)
     if not (usually(word, "VERB") or (form.lower() == word.lower() and usually(word, "ADJ"))):

@@ -17,14 +17,15 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cfaug.nlp.followers import fits
-from cfaug.nlp.inflect import attested, plausible_tag, reinflect, upos_of_tag
+from cfaug.nlp.inflect import attested, lemmas, plausible_tag, reinflect, upos_of_tag
 from cfaug.editing.lexicon import NEGATED_ONLY, Lexicon
 from cfaug.editing.ngram import BigramModel
 from cfaug.proposers import PROPOSERS
@@ -69,6 +70,19 @@ def fit_word_class(cands: Sequence[tuple[str, float]], req: ReplacementRequest) 
     return out
 
 
+#: a word the bigram model saw fewer times is not proposed by context alone (see LexiconProposer.by_context)
+CONTEXT_MIN_COUNT = 20
+#: prefixes that negate a word ("unfriendly", "inconsiderate", "dishonest", "nonfunctional")
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+
+
+def prefix_antonyms(a: str, b: str) -> bool:
+    """Whether one of ``a``, ``b`` is the other with a negative prefix ("considerate", "inconsiderate"),
+    the stem at least four letters long."""
+    short, long_ = sorted((a.lower(), b.lower()), key=len)
+    return len(short) >= 4 and any(long_ == p + short for p in NEGATIVE_PREFIXES)
+
+
 @dataclass
 class Weights:
     embedding: float = 1.0
@@ -81,15 +95,29 @@ class WordVectors:
     """Precomputed word embeddings (fitted artifacts) with the ``encode`` call of a sentence encoder:
     generation then needs no encoder model. Unknown words get a zero vector."""
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
+    def __init__(self, words: Sequence[str], vectors: np.ndarray,
+                 fallback: Callable[[], Any] | None = None) -> None:
         self.index = {w: i for i, w in enumerate(words)}
         self.vectors = vectors
         self._zero = np.zeros(vectors.shape[1], dtype=vectors.dtype)
+        self._fallback = fallback
+        self._extra: dict[str, np.ndarray] = {}
+
+    def known(self, word: str) -> bool:
+        """Whether ``word`` has a precomputed vector."""
+        return word in self.index
 
     def encode(self, words: Sequence[str]) -> np.ndarray:
+        """The vectors of ``words``: precomputed ones, and for the others the ``fallback`` encoder's (loaded
+        on first need, each word encoded once), or a zero vector without one."""
         if not words:
             return np.zeros((0, self.vectors.shape[1]), dtype=self.vectors.dtype)
-        return np.stack([self.vectors[self.index[w]] if w in self.index else self._zero for w in words])
+        missing = sorted({w for w in words if w not in self.index and w not in self._extra})
+        if missing and self._fallback is not None:
+            for w, v in zip(missing, np.asarray(self._fallback().encode(missing), dtype=self.vectors.dtype)):
+                self._extra[w] = v
+        return np.stack([self.vectors[self.index[w]] if w in self.index else self._extra.get(w, self._zero)
+                         for w in words])
 
     WORDS_FILE, VECTORS_FILE = "lexicon_words.txt", "lexicon_vectors.npy"
 
@@ -100,10 +128,10 @@ class WordVectors:
         (folder / cls.WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, folder: Path) -> WordVectors:
-        """The vectors :meth:`fit` wrote into ``folder``."""
+    def load(cls, folder: Path, fallback: Callable[[], Any] | None = None) -> WordVectors:
+        """The vectors :meth:`fit` wrote into ``folder``; ``fallback()`` gives the encoder of other words."""
         words = (folder / cls.WORDS_FILE).read_text(encoding="utf-8").split()
-        return cls(words, np.load(folder / cls.VECTORS_FILE))
+        return cls(words, np.load(folder / cls.VECTORS_FILE), fallback)
 
 
 @PROPOSERS.register("lexicon.v1", "opposite-polarity opinion-lexicon words ranked by word-embedding similarity, "
@@ -145,14 +173,29 @@ class LexiconProposer:
             self._emb[polarity] = self._embed(self._vocab[polarity])
         return self._emb[polarity]
 
+    def _query(self, word: str) -> str:
+        """The word whose vector stands for ``word``: itself, or, when only its lemma has a precomputed
+        vector ("rudest" -> "rude", "overcooked" -> "overcook"), that lemma."""
+        known = getattr(self.encoder, "known", None)
+        if known is None or known(word):
+            return word
+        for forms in lemmas(word).values():
+            for lemma in forms:
+                if lemma != word and known(lemma):
+                    return lemma
+        return word
+
     def priors(self, word: str, polarity: str) -> list[tuple[str, float]]:
-        """Top candidates for ``word`` by prior score (embedding, antonyms, mined pairs)."""
+        """Top candidates for ``word`` by prior score (embedding, antonyms, mined pairs, and the word with
+        a negative prefix added or taken off: "inconsiderate" <-> "considerate")."""
         vocab = self._vocab[polarity]
         if not vocab:
             return []
-        sims = self._vocab_matrix(polarity) @ self._embed([word])[0]
+        query = self._query(word)
+        sims = self._vocab_matrix(polarity) @ self._embed([query])[0]
         score = self.w.embedding * sims
-        ants = set(self.lexicon.antonyms.get(word, ()))
+        ants = set(self.lexicon.antonyms.get(word, ())) | set(self.lexicon.antonyms.get(query, ()))
+        ants |= {w for w in vocab if prefix_antonyms(word, w) or prefix_antonyms(query, w)}
         mined = self.pairs.get(word, Counter())
         top_mined = max(mined.values(), default=0)
         bonus = {}
@@ -172,11 +215,23 @@ class LexiconProposer:
                                                           and vocab[i].endswith("ly") == adverb))]
         return [(vocab[i], float(score[i])) for i in order[: self.top_n]]
 
+    def by_context(self, req: ReplacementRequest) -> list[tuple[str, float]]:
+        """Candidates for a word no vector describes (one C found outside the lexicon, "salty"): the target
+        polarity's words most often seen between its neighbours by the bigram model, each with the prior
+        ``min_prior`` (the method's classifier movement then chooses)."""
+        vocab = [w for w in self._vocab.get(req.target_polarity, ()) if self.bigram.count(w) >= CONTEXT_MIN_COUNT]
+        fit = sorted(vocab, key=lambda w: -self.bigram.context_logp(w, req.left, req.right))
+        return [(w, self.min_prior) for w in fit[: self.top_n * 3] if w != req.word]
+
     def propose(self, requests: Sequence[ReplacementRequest]) -> list[list[tuple[str, float]]]:
         self._embed(sorted({r.word for r in requests}))  # one batched encoder call, memoised
+        known = getattr(self.encoder, "known", None)
         out = []
         for req in requests:
-            cands = fit_word_class(self.priors(req.word, req.target_polarity), req)
+            priors = self.priors(req.word, req.target_polarity)
+            if known is not None and not priors and not known(self._query(req.word)):
+                priors = self.by_context(req)
+            cands = fit_word_class(priors, req)[: self.top_n]
             if self.noun_min_prior and upos_of_tag(plausible_tag(req.word, req.tag)) == "NOUN":
                 cands = [(c, p) for c, p in cands if p >= self.noun_min_prior]
             if not cands:

@@ -31,13 +31,17 @@ class CausalTerm:
 
     head: int
     phrase: tuple[int, ...]
-    kind: str  # "word", "negation" or "score" (an explicit rating such as "8/10")
+    kind: str  # "word", "negation", "promise" ("will be back") or "score" (an explicit rating such as "8/10")
     importance: float = 0.0
     contexts: list[tuple[str, str]] = field(default_factory=list, repr=False)
+    source: str = "lexicon"  #: what made it a candidate: the lexicon, or C's sensitivity ("classifier")
 
     def describe(self, tokens: Sequence[Token]) -> dict[str, object]:
-        return {"term": " ".join(tokens[i].text for i in self.phrase) if self.phrase else self.kind, "kind": self.kind,
-                "importance": round(float(self.importance), 4)}
+        out: dict[str, object] = {"term": " ".join(tokens[i].text for i in self.phrase) if self.phrase else self.kind,
+                                  "kind": self.kind, "importance": round(float(self.importance), 4)}
+        if self.source != "lexicon":
+            out["source"] = self.source
+        return out
 
 
 def find_candidates(tokens: Sequence[Token], lexicon: Lexicon, polarity: str,

@@ -37,6 +37,9 @@ class AutoCADConfig:
         "sentiment tasks with the labels negative/positive), a labelled file, or none (C reads only the training "
         "data). C trained on a few hundred reviews knows few opinion words; the sample makes its importance "
         "scores and confidence steadier and lets a one-label file run", fit=True)
+    bigram_background: bool = param(True, "the bigram model that judges how a replacement fits its neighbours "
+                                    "also reads the classifier_background texts (a few hundred input texts make "
+                                    "a thin model)", fit=True)
     folds: int = param(5, "C trained on the training data is cross-fitted: each text is judged by a model not "
                        "trained on it", min=1, max=100, fit=True)
     mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
@@ -77,6 +80,8 @@ class AutoCADConfig:
                                "every rewrite is kept with its graded confidence (meta.confidence, C's probability "
                                "of the target)")
     max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit)", min=0.0)
+    min_edits: int = param(2, "filter: token edits a rewrite may always make, whatever max_edit_rate says (a short "
+                           "sentence needs them: 'bad service .' -> 'good service .' is 1 edit of 3 tokens)", min=0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
     min_moverscore: float = param(0.0, "filter: MoverScore against the original above this (0 = off; the paper "
@@ -114,6 +119,21 @@ class AutoCADConfig:
                                   "e.g. 0.45 keeps 'disappointment' -> 'delight' and drops 'the monster' -> 'the "
                                   "gem', 'the problem is' -> 'the classic is', at a cost downstream (see "
                                   "docs/methods/auto-cad.md); 0 = the general min_prior only", min=0.0)
+    causal_terms: str = param(
+        "lexicon+classifier", "where causal terms come from: lexicon (opinion words of the label's polarity and "
+        "negation phrases, Algorithm 1's dictionaries) or lexicon+classifier (also the adjectives, adverbs and verbs "
+        "outside the lexicon that C is sensitive to, as Eq. 1 measures any word: 'inconsiderate', 'rudest', "
+        "'overcooked'; see classifier_term_min, classifier_term_prob; needs the tagger)",
+        choices=("lexicon", "lexicon+classifier"))
+    classifier_term_min: float = param(0.5, "causal_terms=lexicon+classifier: a word outside the lexicon is a "
+                                       "term when removing it from its sentence lowers C's log-odds of the label "
+                                       "by at least this much", min=0.0)
+    classifier_term_prob: float = param(0.75, "causal_terms=lexicon+classifier: ... and C reads the word on its own "
+                                        "as the label's with at least this probability (a topic word such as "
+                                        "'food' reads as neither)", min=0.0, max=1.0)
+    promises: bool = param(True, "REP-CT takes back a positive text's promise or plan when C weighs it: 'we will "
+                           "definitely be back' -> 'we will never be back', 'I would recommend it' -> 'I would never "
+                           "recommend it' (a negative text's 'never' is a negation term already)")
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
@@ -128,6 +148,7 @@ PAPER = Preset(
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
             "negator_removal": "minimal", "content_words": "all", "classifier_background": "none",
-            "noun_min_prior": 0.0, "alternatives": 1},
+            "noun_min_prior": 0.0, "alternatives": 1, "causal_terms": "lexicon", "promises": False,
+            "bigram_background": False},
     needs={"mlm": "a masked LM by local path (--mlm DIR or -p mlm=DIR); the paper used bert-base-uncased for the "
                   "SVM and BiLSTM classifiers and each transformer's own MLM otherwise"})

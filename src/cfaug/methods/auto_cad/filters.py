@@ -29,7 +29,7 @@ def build_filters(config: AutoCADConfig, similarity: Any, judges: JudgeContext) 
     if c.require_flip:
         out.append(build_filter({"@filters": "flip", "min_target_prob": c.min_target_prob}))
     if c.max_edit_rate is not None:
-        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate}))
+        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate, "min_edits": c.min_edits}))
     if c.min_similarity > 0:
         out.append(MinSimilarity(c.min_similarity, similarity))
     if c.min_moverscore > 0:

@@ -42,8 +42,8 @@ from cfaug.methods.auto_cad.config import NAME, PAPER, AutoCADConfig
 from cfaug.methods.auto_cad.filters import EditedSentenceJudge, build_filters, judge_rewrites
 from cfaug.methods.auto_cad.planner import EditPlanner
 from cfaug.methods.auto_cad.term_selection import select_terms, tag_texts
-from cfaug.methods.auto_cad.training import (build_proposer, fit_text_models, load_classifier, load_text_models,
-                                             train_classifier)
+from cfaug.methods.auto_cad.training import (background_texts, build_proposer, fit_text_models, load_classifier,
+                                             load_text_models, train_classifier)
 from cfaug.methods.base import METHODS, Method, Resources
 from cfaug.registry import spec_name
 from cfaug.training.context import FitContext, StageContext
@@ -121,7 +121,9 @@ class AutoCAD(Method):
         if self.classifier_kind == "tfidf":
             facts.update(train_classifier(self.config, self.spec, self._classifier_params, records, task, ctx,
                                           self.seed))
-        facts.update(fit_text_models(self.config, records, self.lexicon, ctx, lambda: self._load_encoder(ctx.device)))
+        background = background_texts(self.config, task, self.seed, ctx.device)
+        facts.update(fit_text_models(self.config, records, self.lexicon, ctx, lambda: self._load_encoder(ctx.device),
+                                     background))
         facts["training_texts"] = len(records)
         return facts
 

@@ -17,7 +17,7 @@ from cfaug.data.records import WorkItem
 from cfaug.data.tasks import Task
 from cfaug.editing.lexicon import NEGATORS, Lexicon
 from cfaug.editing.manner import own_flip
-from cfaug.editing.negation import negate_predicate, negator_removal
+from cfaug.editing.negation import intent_negation, negate_predicate, negator_removal
 from cfaug.editing.ngram import BigramModel
 from cfaug.editing.scores import score_edits
 from cfaug.editing.text import Edit, Token, agree_article, apply_edits, match_case, sentence_members
@@ -66,11 +66,12 @@ class EditPlanner:
                 for i, plans in enumerate(self._plan_replacements(items, docs, tags, task, clf)):
                     reps[i] = [(*self._until_flip(clf, items[i], plan), {}) for plan in plans]
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
-            ranked = sorted((t for t in terms if t.importance > 0), key=lambda t: -t.importance)
-            if "rm" in variants and c.rm_terms == "top-per-sentence" and terms:
+            # RM-CT removes words and negators; a promise is only taken back, by REP-CT
+            ranked = sorted((t for t in terms if t.importance > 0 and t.kind != "promise"), key=lambda t: -t.importance)
+            if "rm" in variants and c.rm_terms == "top-per-sentence" and any(t.kind != "promise" for t in terms):
                 # Algorithm 1, line 5: each sentence loses its most important term, whatever C says then
                 firsts: dict[int, CausalTerm] = {}
-                for t in sorted(terms, key=lambda t: -t.importance):
+                for t in sorted((t for t in terms if t.kind != "promise"), key=lambda t: -t.importance):
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = sorted(firsts.values(), key=lambda t: t.head)
                 pending.append((i, "rm-ct", [self._removal(tokens, t, item.record.text()) for t in order], order, {}))
@@ -144,6 +145,11 @@ class EditPlanner:
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             tgt_pol = task.polarity(item.target)
             for t in terms:
+                if t.kind == "promise":  # "will definitely be back" -> "will never be back"
+                    found = intent_negation(tokens, t.head, tags[i])
+                    if found is not None:
+                        options[i].append([(found[1], t)])
+                    continue
                 if t.kind != "word":
                     continue
                 # "worth seeing" -> "not worth seeing"; "well written" -> "poorly written"
@@ -220,7 +226,7 @@ class EditPlanner:
             taken = [(f.start, f.end) for f, _ in first] + [(e.start, end) for e, end in phrases]
             for a in range(c.alternatives):
                 # alternative a takes each term's a-th option (its last when it has fewer)
-                plan = _one_negator((opts[min(a, len(opts) - 1)] for opts in options[i]), tokens)
+                plan = _one_negator(_distinct_choices(options[i], a, tokens), tokens)
                 plan += [(self._removal(tokens, t, text_of[i]), t) for t in terms if t.kind == "negation"]
                 plan = [(e, t) for e, t in plan
                         if not any(e.start < hi and lo < e.end or e.start == lo for lo, hi in taken)]
@@ -304,6 +310,27 @@ def _request(tokens: Sequence[Token], i: int, target_polarity: str, tag: str = "
     right = tokens[i + 1].lower if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else "</s>"
     masked = " ".join("[MASK]" if j == i else t.text for j, t in enumerate(tokens) if t.sentence == tok.sentence)
     return ReplacementRequest(tok.lower, left, right, target_polarity, masked, tag)
+
+
+def _distinct_choices(options: Sequence[Sequence[tuple[Edit, CausalTerm]]], a: int,
+                      tokens: Sequence[Token]) -> list[tuple[Edit, CausalTerm]]:
+    """Each term's ``a``-th option (its last when it has fewer), but never the word another term of the
+    sentence already became from a different word ("courteous and friendly" -> "rude and unfriendly", not
+    "rude and rude"): the next option is taken instead, while there is one."""
+    chosen: list[tuple[Edit, CausalTerm]] = []
+    used: dict[tuple[int, str], str] = {}
+    for opts in options:
+        k = min(a, len(opts) - 1)
+        while True:
+            e, t = opts[k]
+            key = (tokens[t.head].sentence, e.new.lower())
+            if e.kind != "replace" or used.get(key, e.old.lower()) == e.old.lower() or k + 1 >= len(opts):
+                break
+            k += 1
+        if e.kind == "replace":
+            used.setdefault(key, e.old.lower())
+        chosen.append((e, t))
+    return chosen
 
 
 def _one_negator(chosen: Any, tokens: Sequence[Token]) -> list[tuple[Edit, CausalTerm]]:

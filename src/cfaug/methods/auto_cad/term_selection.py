@@ -13,15 +13,16 @@ import numpy as np
 
 from cfaug.data.records import WorkItem
 from cfaug.data.tasks import Task
-from cfaug.editing.lexicon import Lexicon
+from cfaug.editing.lexicon import NEGATORS, Lexicon
 from cfaug.editing.manner import manner_polarity
-from cfaug.editing.negation import negated_before
+from cfaug.editing.negation import intent_negation, negated_before
 from cfaug.editing.ngram import BigramModel
-from cfaug.editing.text import Token, tokenize
-from cfaug.editing.word_roles import in_name, nominal_adjective, topical_class
+from cfaug.editing.text import Token, sentence_members, tokenize
+from cfaug.editing.word_roles import (degree_modifier, in_compound, in_name, intensifying_idiom, nominal_adjective,
+                                     topical_class)
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.config import AutoCADConfig
-from cfaug.nlp.inflect import doc_tags
+from cfaug.nlp.inflect import doc_tags, usually
 
 
 def tag_texts(tagger: Any, texts: Sequence[str]) -> list[dict[int, str]]:
@@ -50,9 +51,17 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
         # a name is not an opinion ("Hot Millions", "Great Expectations"), nor a group of people named by an
         # adjective ("a message about the disabled"): neither is edited
         terms = [t for t in terms if t.kind != "word"
-                 or not (in_name(tokens, t.head, tag) or nominal_adjective(tokens, t.head, tag))]
+                 or not (in_name(tokens, t.head, tag) or nominal_adjective(tokens, t.head, tag)
+                         or in_compound(tokens, t.head))]
         if src_pol and tgt_pol and manner and c.rep_selection == "score":
             terms += _manner_terms(tokens, terms, tag, src_pol, lexicon)
+            if c.promises and tgt_pol == "negative":
+                terms += _promise_terms(tokens, terms, tag)
+        if manner:
+            # "incredibly nice" -> "incredibly nasty" (not "badly nasty"); "bored to death" keeps "death"
+            edited = {t.head for t in terms if t.kind == "word"}
+            terms = [t for t in terms if t.kind != "word" or not (degree_modifier(tokens, t.head, tag, edited)
+                                                                   or intensifying_idiom(tokens, t.head, tag))]
         rng = np.random.default_rng(seed)
         for term in terms:
             term.contexts = build_contexts(tokens, term, c.context_samples, c.context_keep,
@@ -60,6 +69,17 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
                                            window=c.context_window)
         col = labels.index(item.record.label) if item.record.label in labels else 0
         docs.append((tokens, terms, col))
+    if c.causal_terms == "lexicon+classifier" and manner:
+        found = classifier_terms(docs, tags, [bool(task.polarity(it.record.label) and task.polarity(it.target))
+                                              for it in items], clf, lexicon, c.classifier_term_min,
+                                 c.classifier_term_prob)
+        for (tokens, terms, _), new, seed in zip(docs, found, seeds):
+            rng = np.random.default_rng(seed + 7)
+            for term in new:
+                term.contexts = build_contexts(tokens, term, c.context_samples, c.context_keep,
+                                               rng, lm=bigram if c.contexts == "lm" else None,
+                                               window=c.context_window)
+            terms += new
     score_terms(docs, clf.predict_proba)
     topical = [0] * len(items)  # terms left alone as topical nouns and verbs, per item
     if c.content_words == "important":
@@ -68,6 +88,86 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             topical[i] = len(terms) - len(kept)
             terms[:] = kept
     return docs, topical
+
+
+#: Penn tags of the words C's sensitivity may make terms: adjectives, and -ly adverbs and participles that
+#: usually are adjectives ("overcooked", "barely"); nouns and other verbs are facts of the text more often
+#: than opinions ("I left my purchases", "I ordered a salad instead")
+ADJECTIVE_TAGS = frozenset({"JJ", "JJR", "JJS"})
+_ADVERB_TAGS = frozenset({"RB", "RBR", "RBS"})
+_PARTICIPLE_TAGS = frozenset({"VBN", "VBD"})
+#: verbs and adverbs that carry no opinion of their own whatever a classifier learnt of them
+_FUNCTION_WORDS = frozenset({"be", "is", "was", "are", "were", "been", "being", "am", "have", "has", "had", "do",
+                             "does", "did", "get", "got", "go", "went", "come", "came", "say", "said", "make", "made",
+                             "take", "took", "very", "so", "too", "just", "also", "even", "again", "here", "there",
+                             "then", "now", "only", "still", "ever", "back", "up", "out", "down", "off", "over",
+                             "away", "as", "much", "more", "most", "really", "quite", "pretty", "all", "n't", "not", "same",
+                             "other", "only", "first", "last", "own", "whole", "entire", "next", "such", "many",
+                             "few", "several", "certain", "usual", "usually", "actually", "probably", "finally",
+                             "already", "recently", "currently", "early", "late", "daily", "nearly", "mostly"})
+
+
+def classifier_terms(docs: Sequence[tuple[list[Token], list[CausalTerm], int]], tags: Sequence[Mapping[int, str]],
+                     polar: Sequence[bool], clf: Any, lexicon: Lexicon, min_drop: float,
+                     min_prob: float) -> list[list[CausalTerm]]:
+    """Terms found by C's sensitivity, beyond the lexicon (``causal_terms=lexicon+classifier``): in each
+    document of ``docs`` (tokens, terms so far, label column) whose source and target have a polarity
+    (``polar``), the adjectives, adverbs and main verbs (by ``tags``) that are no lexicon word, name or term
+    already, and not negated, such that removing the word from its sentence lowers C's probability of the
+    label by at least ``min_drop`` of it, and C reads the word alone as the label's with at least
+    ``min_prob``. All sentences, sentences without a word and single words go to C in one call."""
+    texts: dict[str, int] = {}
+    asks: list[tuple[int, int, int, int, int]] = []  # (doc, token, sentence row, without row, word row)
+    for d, ((tokens, terms, _), tag, ok) in enumerate(zip(docs, tags, polar)):
+        if not ok:
+            continue
+        taken = {j for t in terms for j in t.phrase}
+        members = sentence_members(tokens)
+        for j, tok in enumerate(tokens):
+            low = tok.lower
+            if (j in taken or not tok.text.isalpha() or len(low) < 3 or low in _FUNCTION_WORDS
+                    or not opinion_class(low, tag.get(tok.start, "")) or lexicon.polarity(low)
+                    or low in NEGATORS or in_name(tokens, j, tag) or in_compound(tokens, j)
+                    or negated_before(tokens, j)):
+                continue
+            words = [tokens[k].text for k in members[tok.sentence]]
+            without = [tokens[k].text for k in members[tok.sentence] if k != j]
+            rows = [texts.setdefault(" ".join(w), len(texts)) for w in (words, without, [low])]
+            asks.append((d, j, *rows))
+    out: list[list[CausalTerm]] = [[] for _ in docs]
+    if not asks:
+        return out
+    probs = np.clip(clf.predict_proba(list(texts)), 1e-6, 1 - 1e-6)
+    logit = np.log(probs) - np.log1p(-probs)
+    for d, j, full, without, alone in asks:
+        col = docs[d][2]
+        if logit[full, col] - logit[without, col] >= min_drop and probs[alone, col] >= min_prob:
+            out[d].append(CausalTerm(head=j, phrase=(j,), kind="word", source="classifier"))
+    return out
+
+
+def opinion_class(word: str, tag: str) -> bool:
+    """Whether the Penn ``tag`` makes ``word`` an adjective, an adverb in -ly, or a participle usually used
+    as an adjective: the classes a word found by C's sensitivity must have (see :data:`ADJECTIVE_TAGS`)."""
+    if tag in ADJECTIVE_TAGS:
+        return True
+    if tag in _ADVERB_TAGS:
+        return word.endswith("ly")
+    return tag in _PARTICIPLE_TAGS and usually(word, "ADJ")
+
+
+def _promise_terms(tokens: Sequence[Token], terms: Sequence[CausalTerm],
+                   tags: Mapping[int, str]) -> list[CausalTerm]:
+    """Terms for the promises and plans of a positive text ("we will definitely be back"; see
+    :func:`~cfaug.editing.negation.intent_negation`) that share no token with another term."""
+    taken = {j for t in terms for j in t.phrase}
+    out = []
+    for j in range(len(tokens)):
+        found = intent_negation(tokens, j, dict(tags))
+        if found is not None and not taken & set(found[0]):
+            out.append(CausalTerm(head=j, phrase=found[0], kind="promise"))
+            taken |= set(found[0])
+    return out
 
 
 def _manner_terms(tokens: Sequence[Token], terms: Sequence[CausalTerm], tags: Mapping[int, str],

@@ -86,14 +86,16 @@ def train_classifier(config: AutoCADConfig, spec: dict[str, Any], params: dict[s
 
 
 def fit_text_models(config: AutoCADConfig, records: Sequence[Record], lexicon: Lexicon, ctx: FitContext,
-                    encoder: Callable[[], Any]) -> dict[str, Any]:
-    """Train and save what the proposers read: the bigram model of the training texts, the substitutions and
-    phrases mined from ``pairs``, and without a masked LM the word vectors of the ``lexicon`` (made by
-    ``encoder()`` only when no stored copy has them); the facts of the mining."""
+                    encoder: Callable[[], Any], background: Sequence[str] = ()) -> dict[str, Any]:
+    """Train and save what the proposers read: the bigram model of the training texts (and the
+    ``background`` texts), the substitutions and phrases mined from ``pairs``, and without a masked LM the
+    word vectors of the ``lexicon`` (made by ``encoder()`` only when no stored copy has them); the facts of
+    the mining."""
     c = config
     facts: dict[str, Any] = {}
-    bigram = BigramModel().fit(
-        [t.lower for t in toks if t.is_word] for toks in _sentences(r.text() for r in records))
+    texts = [r.text() for r in records] + list(background)
+    bigram = BigramModel().fit([t.lower for t in toks if t.is_word] for toks in _sentences(texts))
+    facts["bigram_texts"] = len(texts)
     save_pickle(ctx.path("bigram.pkl"), bigram)
     pairs: dict[str, Counter[str]] = {}
     if c.pairs:
@@ -120,6 +122,16 @@ def fit_text_models(config: AutoCADConfig, records: Sequence[Record], lexicon: L
     return facts
 
 
+def background_texts(config: AutoCADConfig, task: Task, seed: int, device: str) -> list[str]:
+    """The texts of ``classifier_background`` when ``bigram_background`` says the bigram model reads them too."""
+    if not config.bigram_background:
+        return []
+    from cfaug.judges.builtin import background_records, judge_input
+
+    records, _ = background_records(config.classifier_background, JudgeContext(task, seed=seed, device=device))
+    return [judge_input(r.fields, task.roles) for r in records]
+
+
 def load_classifier(kind: str, spec: dict[str, Any], artifact_dir: Path, task: Task, seed: int,
                     device: str) -> tuple[Any, FoldModels]:
     """C and its cross-fitted folds: for ``kind`` tfidf the trained folds (C is the first), otherwise the
@@ -142,14 +154,15 @@ def load_text_models(artifact_dir: Path) -> tuple[BigramModel, dict[str, Counter
 
 
 def build_proposer(config: AutoCADConfig, lexicon: Lexicon, bigram: BigramModel, pairs: dict[str, Counter[str]],
-                   artifact_dir: Path, device: str) -> Any:
+                   artifact_dir: Path, device: str, encoder: Callable[[], Any] | None = None) -> Any:
     """REP-CT's proposer of replacements: the masked LM (``mlm``), or the lexicon ranker on the bigram
-    model, the word vectors in ``artifact_dir`` and the mined ``pairs``."""
+    model, the word vectors in ``artifact_dir`` and the mined ``pairs``; ``encoder()`` gives the sentence
+    encoder of words without a stored vector (a term C found outside the lexicon)."""
     c = config
     if c.mlm:
         return MaskedLMProposer(c.mlm, lexicon, device=device, lm_weight=c.lm_weight)
     return LexiconProposer(
-        lexicon, bigram, WordVectors.load(artifact_dir), pairs,
+        lexicon, bigram, WordVectors.load(artifact_dir, encoder), pairs,
         Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
         top_n=c.top_candidates, noun_min_prior=c.noun_min_prior)
 
