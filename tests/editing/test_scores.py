@@ -43,3 +43,28 @@ def test_ratings_on_the_right_side_or_not_ratings_stay(text, target):
 
 def test_no_polarity_no_edit():
     assert score_edits("8/10", None) == []
+
+
+@pytest.mark.parametrize("text,target", [
+    ("one star because you have to provide a rating .", "positive"),
+    ("If I could give zero stars I would.", "positive"),
+    ("I would give it 1 star only because I have to.", "positive"),
+    ("The lowest score I could give is 1 star.", "positive"),
+])
+def test_a_rating_its_sentence_calls_forced_stays(text, target):
+    assert score_edits(text, target) == []
+
+
+@pytest.mark.parametrize("text,target,expected", [
+    ("I give it 2 stars. The food was bad.", "positive", "I give it 4 stars. The food was bad."),
+    ("Great place, 5 stars!", "negative", "Great place, 1 star!"),
+    # only the forced rating's own sentence keeps its rating
+    ("Forced to give 1 star. Bad. 2/10", "positive", "Forced to give 1 star. Bad. 9/10"),
+])
+def test_ratings_outside_a_forced_sentence_are_mirrored(text, target, expected):
+    assert mirrored(text, target) == expected
+
+
+def test_the_mirrored_star_rating_edit():
+    [edit] = score_edits("I give it 2 stars. The food was bad.", "positive")
+    assert (edit.start, edit.end, edit.old, edit.new, edit.kind) == (10, 17, "2 stars", "4 stars", "replace")

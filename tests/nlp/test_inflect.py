@@ -91,3 +91,14 @@ def test_tags_in_context_mend_adjectives_read_as_nouns_and_leave_real_nouns():
     assert tags_in_context(["a", "mess", ",", "sadly"], ["DT", "NN", ",", "RB"])[1] == "NN"
     assert tags_in_context(["the", "horror", ",", "scary", "stuff"], ["DT", "NN", ",", "JJ", "NN"])[1] == "NN"
     assert tags_in_context(["a", "tender", "for", "the", "job"], ["DT", "NN", "IN", "DT", "NN"])[1] == "NN"
+
+
+def test_attested_comparatives_and_superlatives():
+    from cfaug.nlp.inflect import attested
+
+    assert attested("hilarious", "hilariouser", "ADJ", "JJR") is False  # a suffix form no review writes
+    assert attested("boring", "boringest", "ADJ", "JJS") is False
+    assert attested("nice", "nicer", "ADJ", "JJR") is True
+    assert attested("tasty", "tastiest", "ADJ", "JJS") is True
+    assert attested("good", "better", "ADJ", "JJR") is True  # an irregular form the table has seen
+    assert attested("hilarious", "hilarious", "ADJ", "JJ") is True  # the plain adjective is fine

@@ -91,3 +91,34 @@ def test_masked_lm_refuses_hub_names(lex):
 
     with pytest.raises(ModelPathError, match="'distilroberta-base' is not a local folder"):
         MaskedLMProposer("distilroberta-base", lex)
+
+
+def test_an_unattested_comparative_is_never_proposed():
+    from cfaug.proposers.replacements import fit_word_class
+
+    req = ReplacementRequest(word="worse", left="and", right="and", target_polarity="positive",
+                             masked_sentence="", tag="JJR")
+    out = fit_word_class([("hilarious", 1.0), ("good", 0.5)], req)
+    assert "hilariouser" not in names(out)
+    assert out == [("better", 0.5)]
+
+
+@pytest.mark.parametrize("a,b,expected", [
+    ("considerate", "inconsiderate", True),
+    ("friendly", "unfriendly", True),
+    ("honest", "dishonest", True),
+    ("unfriendly", "friendly", True),         # either order
+    ("Considerate", "INCONSIDERATE", True),   # any case
+    ("functional", "nonfunctional", True),
+    ("possible", "impossible", True),
+    ("legal", "illegal", True),
+    ("in", "inin", False),                    # the stem is under four letters
+    ("act", "inact", False),
+    ("kind", "king", False),
+    ("friendly", "friendly", False),
+    ("happy", "unhappily", False),            # a prefix and another suffix
+])
+def test_prefix_antonyms(a, b, expected):
+    from cfaug.proposers.replacements import prefix_antonyms
+
+    assert prefix_antonyms(a, b) is expected

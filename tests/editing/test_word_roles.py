@@ -1,0 +1,81 @@
+"""Words that are no opinion of their own where they stand: a degree adverb before an edited word ("incredibly
+nice"), the noun of "to death", and the first word of a fixed compound ("happy hour")."""
+
+import pytest
+
+from cfaug.editing.text import tokenize
+from cfaug.editing.word_roles import degree_modifier, in_compound, intensifying_idiom
+
+
+def index_of(tokens, word):
+    return next(k for k, t in enumerate(tokens) if t.lower == word)
+
+
+def tagged(text, **by_word):
+    """The tokens of ``text`` and Penn tags by token start for the words named (``nice="JJ"``)."""
+    tokens = tokenize(text)
+    return tokens, {t.start: by_word[t.lower] for t in tokens if t.lower in by_word}
+
+
+def test_a_degree_adverb_before_an_edited_word_is_a_modifier():
+    tokens, tags = tagged("incredibly nice staff", incredibly="RB", nice="JJ", staff="NN")
+    nice = index_of(tokens, "nice")
+    assert degree_modifier(tokens, 0, tags, {nice}) is True
+    assert degree_modifier(tokens, 0, tags, {nice, 0}) is True
+
+
+def test_no_degree_modifier_unless_the_next_word_is_edited_and_tagged():
+    tokens, tags = tagged("incredibly nice staff", incredibly="RB", nice="JJ", staff="NN")
+    assert degree_modifier(tokens, 0, tags, set()) is False       # "nice" is not edited
+    assert degree_modifier(tokens, 0, tags, {2}) is False         # another word is
+    assert degree_modifier(tokens, 0, {}, {1}) is False           # untagged
+    assert degree_modifier(tokens, 2, tags, {1}) is False         # the last token grades nothing
+    # the next word must be gradable (an adjective, adverb or participle), the word itself an RB
+    tokens, tags = tagged("incredibly staff", incredibly="RB", staff="NN")
+    assert degree_modifier(tokens, 0, tags, {1}) is False
+    tokens, tags = tagged("incredible nice staff", incredible="JJ", nice="JJ")
+    assert degree_modifier(tokens, 0, tags, {1}) is False
+
+
+def test_a_degree_adverb_does_not_grade_across_a_sentence_end():
+    tokens, tags = tagged("really. Nice staff", really="RB", nice="JJ")
+    assert tokens[1].text == "." and tokens[2].sentence != tokens[0].sentence
+    assert degree_modifier(tokens, 0, tags, {1, 2}) is False
+
+
+@pytest.mark.parametrize("tag", ["VBN", "JJ"])
+def test_to_death_after_a_participle_or_adjective_is_an_idiom(tag):
+    tokens, tags = tagged("I was bored to death .", bored=tag)
+    assert intensifying_idiom(tokens, index_of(tokens, "death"), tags) is True
+
+
+def test_to_death_after_an_object_pronoun_is_an_idiom_untagged():
+    tokens = tokenize("I loved it to death")
+    assert intensifying_idiom(tokens, index_of(tokens, "death"), {}) is True
+
+
+def test_death_elsewhere_is_a_word():
+    tokens = tokenize("the death of the hero")
+    assert intensifying_idiom(tokens, index_of(tokens, "death"), {}) is False
+    # untagged, "bored" is not known to grade anything; a noun before "to death" is no degree either
+    tokens = tokenize("I was bored to death .")
+    assert intensifying_idiom(tokens, index_of(tokens, "death"), {}) is False
+    tokens, tags = tagged("he sentenced the man to death", man="NN")
+    assert intensifying_idiom(tokens, index_of(tokens, "death"), tags) is False
+    # only "death" is the idiom's noun
+    tokens, tags = tagged("I was bored to tears", bored="VBN")
+    assert intensifying_idiom(tokens, index_of(tokens, "tears"), tags) is False
+
+
+def test_fixed_compounds():
+    tokens = tokenize("awesome happy hour too !")
+    assert in_compound(tokens, index_of(tokens, "happy")) is True
+    assert in_compound(tokens, index_of(tokens, "awesome")) is False
+    tokens = tokenize("Happy Hour")
+    assert in_compound(tokens, 0) is True  # case-insensitive
+    tokens = tokenize("happy staff")
+    assert in_compound(tokens, 0) is False
+    tokens = tokenize("we were happy. Hour after hour")
+    assert in_compound(tokens, index_of(tokens, "happy")) is False  # not across a sentence end
+    tokens = tokenize("so happy")
+    assert in_compound(tokens, 1) is False  # the last token
