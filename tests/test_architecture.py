@@ -27,6 +27,7 @@ FLOORS = {
     # parts: what recipes are made of
     "cfaug.training": 2, "cfaug.classifiers": 2, "cfaug.judges": 2, "cfaug.importance": 2, "cfaug.filters": 2,
     "cfaug.proposers": 2, "cfaug.editing": 2, "cfaug.demonstrations": 2, "cfaug.seq2seq": 2, "cfaug.aste": 2,
+    "cfaug.packaged_models": 2,
     # the LLM layer
     "cfaug.llm": 3,
     # the recipes

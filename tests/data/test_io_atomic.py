@@ -64,3 +64,23 @@ def test_whole_files_in_one_call(tmp_path):
     with pytest.raises(ValueError, match="mode 'w' or 'wb'"):
         with atomic_open(tmp_path / "d.txt", "a"):
             pass
+
+
+def test_a_folder_is_renamed_into_place_whole_or_not_at_all(tmp_path):
+    from cfaug.data.io.atomic import atomic_dir
+
+    target = tmp_path / "store" / "model"
+    with pytest.raises(RuntimeError, match="killed"):
+        with atomic_dir(target) as tmp:
+            assert tmp.parent == target.parent and tmp.is_dir() and not any(tmp.iterdir())
+            (tmp / "config.json").write_text("{}", encoding="utf-8")
+            raise RuntimeError("killed")
+    assert not target.exists() and not any(target.parent.iterdir())
+    with atomic_dir(target) as tmp:
+        (tmp / "config.json").write_text('{"a": 1}', encoding="utf-8")
+    assert (target / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
+    # a second writer that finishes later keeps the first folder and leaves nothing beside it
+    with atomic_dir(target) as tmp:
+        (tmp / "config.json").write_text('{"a": 2}', encoding="utf-8")
+    assert (target / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
+    assert [p.name for p in target.parent.iterdir()] == ["model"]

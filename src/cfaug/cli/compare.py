@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--no-embedding", action="store_true", help="skip embedding cosine (similarity)")
     e.add_argument("--no-bertscore", action="store_true", help="skip BERTScore-style F1")
     e.add_argument("--encoder", help="sentence-transformers folder for embedding cosine (default: packaged MiniLM)")
-    e.add_argument("--lm", help="causal LM folder: fluency as its perplexity")
+    e.add_argument("--lm", help="causal LM: fluency as its perplexity (a local folder, a packaged GGUF model such "
+                                "as smollm2-135m-instruct, or a .gguf file)")
     e.add_argument("--ngram-reference", default=None,
                    help="offline fluency reference, as for 'cfaug evaluate' (default auto; 'none' turns it off)")
     d = p.add_argument_group("downstream (with --test)")

@@ -60,7 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--token-encoder", help="transformer folder for BERTScore-style F1 (default: packaged MiniLM)")
     c.add_argument("--no-bertscore", action="store_true", help="skip BERTScore-style F1")
     c.add_argument("--mover-encoder", help="transformer folder for the MoverScore-like distance (off unless given)")
-    c.add_argument("--lm", help="causal LM folder for perplexity")
+    c.add_argument("--lm", help="causal LM for perplexity: a local transformers folder, a packaged GGUF model "
+                                "(smollm2-135m-instruct, gemma-3-270m) or a .gguf file (converted once into the "
+                                "model store; needs the gguf package)")
     c.add_argument("--no-bos", action="store_true", help="do not prepend BOS when scoring perplexity")
     c.add_argument("--ngram-reference", default="auto",
                    help="offline fluency: perplexity under a trigram model trained on this dataset's texts; auto "

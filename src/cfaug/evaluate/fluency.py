@@ -1,6 +1,8 @@
 """Fluency: perplexity of each counterfactual under a language model (lower = more fluent).
 
-* :class:`CausalLMScorer`: a Hugging Face causal LM by local path. Settings, all recorded: whether the
+* :class:`~cfaug.judges.causal_lm.CausalLMScorer` (a part, so methods score with it too; imported here
+  under its old name): a Hugging Face causal LM by local path, or a packaged GGUF model (``smollm2-135m-instruct``,
+  ``gemma-3-270m``) or ``.gguf`` file converted once into the model store. Settings, all recorded: whether the
   tokenizer's BOS token (or, lacking one, its EOS token) is prepended (``add_bos``: with it, the first
   word is predicted too; without it, scoring starts at the second token), the window (``max_length``;
   longer texts are scored in consecutive windows with ``stride`` tokens of fresh context each, as in the
@@ -15,77 +17,14 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from cfaug.judges.ngram_lm import NgramLM
 from cfaug.evaluate.result import MetricResult, mean_of
-from cfaug.device import resolve_device
-from cfaug.local_models import quiet_transformers, resolve_local_model, weights_hash
+from cfaug.judges.causal_lm import CausalLMScorer
+from cfaug.judges.ngram_lm import NgramLM
 
-
-class CausalLMScorer:
-    """Token negative log-likelihoods of texts under a local causal LM (see module docstring)."""
-
-    def __init__(self, path: str | os.PathLike[str], add_bos: bool = True, max_length: int = 1024,
-                 stride: int = 512, device: str | None = None, batch_size: int = 8) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        self.path = resolve_local_model(path, "language model")
-        self.device = resolve_device(device)
-        quiet_transformers()
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        self.model = AutoModelForCausalLM.from_pretrained(str(self.path), local_files_only=True)
-        self.model.to(self.device).eval()
-        limit = getattr(self.model.config, "max_position_embeddings", None) or getattr(
-            self.model.config, "n_positions", None) or max_length
-        self.max_length = min(max_length, int(limit))
-        self.stride = max(1, min(stride, self.max_length - 1))
-        self.batch_size = batch_size
-        start = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
-        if add_bos and start is None:
-            raise ValueError(f"language model {self.path} has neither a BOS nor an EOS token to prepend; "
-                             "pass add_bos=False")
-        self.add_bos = add_bos
-        self.start_id = start
-        self._torch = torch
-
-    def describe(self) -> dict[str, Any]:
-        tok = None
-        if self.add_bos:
-            tok = self.tokenizer.convert_ids_to_tokens(self.start_id)
-        return {"model": str(self.path), "weights_sha256": weights_hash(self.path),
-                "bos_prepended": self.add_bos, "bos_token": tok, "max_length": self.max_length,
-                "stride": self.stride, "dtype": str(next(self.model.parameters()).dtype).replace("torch.", "")}
-
-    def token_nll(self, text: str) -> tuple[float, int]:
-        """(sum of token NLLs in nats, number of scored tokens) for one text."""
-        torch = self._torch
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        if self.add_bos:
-            ids = [self.start_id, *ids]
-        if len(ids) < 2:
-            return 0.0, 0
-        total, count, prev_end = 0.0, 0, 0
-        for begin in range(0, len(ids), self.stride):
-            end = min(begin + self.max_length, len(ids))
-            window = torch.tensor([ids[begin:end]], device=self.device)
-            new = end - max(prev_end, begin + 1)  # tokens first scored in this window
-            with torch.inference_mode():
-                logits = self.model(window).logits.float()[0]
-            logp = torch.log_softmax(logits[:-1], dim=-1)
-            target = window[0, 1:]
-            nll = -logp.gather(1, target[:, None])[:, 0]
-            if new > 0:
-                total += float(nll[-new:].sum())
-                count += new
-            prev_end = end
-            if end == len(ids):
-                break
-        return total, count
+__all__ = ["CausalLMScorer", "ngram_perplexity", "perplexity", "perplexity_result"]
 
 
 def perplexity(texts: Sequence[str], scorer: CausalLMScorer) -> MetricResult:

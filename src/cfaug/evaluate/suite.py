@@ -46,8 +46,9 @@ class EvaluationConfig:
     ``embedding`` / ``encoder``: sentence-embedding cosine, with a local sentence-transformers folder
     (default: the packaged all-MiniLM-L6-v2). ``bertscore`` / ``token_encoder``: BERTScore-style F1 with
     a local transformer (default: the packaged MiniLM's transformer). ``mover_encoder``: MoverScore-like
-    distance with that local encoder. ``lm``: perplexity under a local causal LM (``lm_add_bos``: prepend
-    BOS). ``ngram_reference``: offline fluency, an n-gram model trained on this corpus (a dataset file read
+    distance with that local encoder. ``lm``: perplexity under a causal LM, a local folder or a packaged
+    GGUF model's name or ``.gguf`` path (:func:`~cfaug.judges.causal_lm.resolve_causal_lm`; ``lm_add_bos``:
+    prepend BOS). ``ngram_reference``: offline fluency, an n-gram model trained on this corpus (a dataset file read
     with the task's columns); ``"auto"`` (the default) is the shipped sample of 20,000 review sentences
     (:data:`GENERAL_REFERENCE`) for sentiment and rating tasks and nothing for other tasks; ``None`` or
     ``"none"``: no n-gram fluency. ``rouge_reference``: ``"original"`` or a column holding references.
@@ -98,7 +99,8 @@ JUDGE_BLOCK = 256
 #: phrases (``resources/sentiment/general.tsv``, lower-cased and tokenized)
 GENERAL_REFERENCE = "general"
 #: what the result says when no fluency scorer ran (also logged)
-NO_FLUENCY_NOTE = ("fluency: not measured: pass --lm DIR (a local causal language model, perplexity) or "
+NO_FLUENCY_NOTE = ("fluency: not measured: pass --lm MODEL (a local causal language model folder, or a packaged "
+                   "GGUF model such as smollm2-135m-instruct: perplexity) or "
                    "--ngram-reference FILE (an n-gram model trained on that text); the shipped review-sentence "
                    "reference serves sentiment and rating tasks only")
 

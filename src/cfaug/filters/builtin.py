@@ -1,5 +1,5 @@
 """The built-in filters: the label flipped, minimal edits, similarity to the original (sentence embeddings or
-MoverScore), text changed."""
+MoverScore), fluency relative to the original under a causal LM, text changed."""
 
 from __future__ import annotations
 
@@ -130,6 +130,38 @@ def build_moverscore(cfg: MoverScoreConfig, ctx: Any) -> MinMoverScore:
     from cfaug.judges.registry import build_judge
 
     return MinMoverScore(cfg.min, build_judge({"@judges": "moverscore", "model": cfg.model}, ctx))
+
+
+@dataclass
+class LMFluencyConfig:
+    model: str = param("smollm2-135m-instruct", "causal LM: a packaged GGUF model (smollm2-135m-instruct, "
+                                                 "gemma-3-270m), a .gguf file or a local transformers folder")
+    min_relative: float = param(-1.0, "smallest relative fluency allowed: the rewrite's mean token log-probability "
+                                      "minus the original's, in nats per token (-1: at most 1 nat less likely)")
+    add_bos: bool = param(True, "prepend the model's BOS token, so the first word is scored too")
+
+
+class MinLMFluency(MinScore):
+    """The rewrite reads about as likely as its original under a causal LM: its whole-text mean token
+    log-probability minus the original's (``relative_fluency`` of :mod:`cfaug.judges.causal_lm`) at least
+    ``min``, kept as the ``lm_fluency`` score. A text without tokens has no score (nothing is recorded) and
+    fails. The model is loaded once per process."""
+
+    name = "lm_fluency"
+
+
+@register_filter("lm-fluency.v1", "the rewrite's mean token log-probability under a causal LM, minus the "
+                 "original's, at least a threshold", LMFluencyConfig)
+def build_lm_fluency(cfg: LMFluencyConfig, ctx: Any) -> MinLMFluency:
+    from cfaug.config import ConfigError
+    from cfaug.judges.causal_lm import LMFluencyJudge, load_scorer
+    from cfaug.local_models import ModelPathError
+
+    try:
+        scorer = load_scorer(cfg.model, add_bos=cfg.add_bos, device=getattr(ctx, "device", None))
+    except ModelPathError as exc:
+        raise ConfigError(f"model: {exc}") from None
+    return MinLMFluency(cfg.min_relative, LMFluencyJudge(scorer))
 
 
 @dataclass

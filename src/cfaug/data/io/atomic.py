@@ -4,12 +4,16 @@ crash at any moment, sees either the old file or the new one, never half of one;
 file is removed and the old file is left as it was.
 
 The temporary file is named ``.<name>.<pid>-<n>.tmp``. A file that is replaced keeps its permission bits.
+
+:func:`atomic_dir` does the same for a folder that is written once (a converted model): it is filled under a
+temporary name beside its final one and renamed into place, so a killed writer leaves no half folder there.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,6 +59,37 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+@contextmanager
+def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a new, empty temporary folder beside ``path`` for a writer that fills a folder (a model's
+    ``save_pretrained``); when the block ends without an error its files are flushed to disk and the folder
+    is renamed to ``path``. A folder written once: if ``path`` exists by then (another process finished the
+    same folder first), the new copy is dropped and ``path`` kept. Any error removes the temporary folder and
+    leaves ``path`` untouched; a killed writer leaves only the temporary folder (``.<name>.<pid>-<n>.tmp``),
+    never a half-written ``path``. The parent folder is made if missing."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(target)
+    tmp.mkdir()
+    try:
+        yield tmp
+        for f in tmp.rglob("*"):
+            if f.is_file():
+                fd = os.open(f, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.is_dir():  # not a lost race (the target is there, complete): a real failure
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:

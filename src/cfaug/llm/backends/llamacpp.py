@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import hashlib
 import os
 import secrets
 import threading
-from pathlib import Path
 from typing import Any, ClassVar
 
 from cfaug.llm.backends.base import BACKENDS
@@ -30,6 +28,7 @@ from cfaug.llm.gguf import GGUFError, GGUFInfo, read_metadata
 from cfaug.llm.gguf_models import resolve_gguf
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Request
+from cfaug.packaged_models import model_hash
 
 #: at most this many requests are decoded together (each slot holds its own context)
 MAX_SLOTS = 4
@@ -40,27 +39,12 @@ INSTALL = "pip install 'cfaug[local-llm]'"
 
 _RUNNING: dict[int, Any] = {}  # id -> xllamacpp.Server still running (stopped at exit)
 _LOCK = threading.Lock()
-_HASHES: dict[tuple[str, int, int], str] = {}
 
 
 def default_threads() -> int:
     """Threads llama.cpp decodes with: half the cores (at least 1, at most 8). On a 2-core machine one thread
     measured faster than two while the rest of cfaug also needed the CPU."""
     return max(1, min(8, (os.cpu_count() or 2) // 2))
-
-
-def model_hash(path: Path) -> str:
-    """sha256 (16 hex digits) of a model file: what identifies its weights in the request cache (a path
-    can hold another file tomorrow). Computed once per file version in a process."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _HASHES:
-        h = hashlib.sha256()
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 22), b""):
-                h.update(block)
-        _HASHES[key] = h.hexdigest()[:16]
-    return _HASHES[key]
 
 
 @BACKENDS.register("llamacpp.v1", "a GGUF model run by llama.cpp in this process (extra 'local-llm'): a packaged "
