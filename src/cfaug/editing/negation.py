@@ -97,8 +97,9 @@ def intent_negation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> tu
     indices, the edit), or None."""
     tok = tokens[i]
     low = tok.lower.replace("’", "'")
-    progressive = low in _PROGRESSIVE_AUX
-    split_ll = low == "ll" and i > 0 and tokens[i - 1].text in ("'", "’")  # "we 'll" read as "we ' ll"
+    after_apostrophe = i > 0 and tokens[i - 1].text in ("'", "’")  # "we 'll" read as "we ' ll"
+    progressive = (low in _PROGRESSIVE_AUX or low.endswith(("'re", "'m")) or (after_apostrophe and low in ("re", "m")))
+    split_ll = low == "ll" and after_apostrophe
     if not (low in _INTENT_AUX or progressive or split_ll or (low.endswith(_CONTRACTED_INTENT) and len(low) > 2)):
         return None
     j, adverb = i + 1, None

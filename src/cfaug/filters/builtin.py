@@ -41,30 +41,37 @@ def build_flip(cfg: FlipConfig, ctx: Any) -> FlipFilter:
 @dataclass
 class EditRateConfig:
     max: float = param(0.3, "largest token edit rate allowed", min=0.0)
+    min_edits: int = param(0, "token edits always allowed, whatever the rate (a short text: 'bad service .' -> "
+                           "'good service .' is 1 edit of 3 tokens)", min=0)
 
 
 @dataclass
 class MaxEditRate:
-    """Token edit rate (token Levenshtein distance / original tokens) at most ``max``."""
+    """Token edit rate (token Levenshtein distance / original tokens) at most ``max``, or at most
+    ``min_edits`` token edits (which a short text needs to change at all)."""
 
     max: float = 0.3
+    min_edits: int = 0
     name: str = "edit_rate"
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        from cfaug.nlp.tokens import token_edit_rate
+        from cfaug.nlp.tokens import levenshtein, token_edit_rate, tokenize
 
         out = []
         for c in batch:
             rate = c.scores.get("edit_rate")
             if rate is None:
                 rate = c.scores["edit_rate"] = token_edit_rate(c.old_text, c.new_text)
-            out.append(rate <= self.max)
+            ok = rate <= self.max
+            if not ok and self.min_edits:
+                ok = levenshtein(tokenize(c.old_text), tokenize(c.new_text)) <= self.min_edits
+            out.append(ok)
         return out
 
 
 @register_filter("max-edit-rate.v1", "token edit rate at most a threshold (minimal edits)", EditRateConfig)
 def build_edit_rate(cfg: EditRateConfig, ctx: Any) -> MaxEditRate:
-    return MaxEditRate(cfg.max)
+    return MaxEditRate(cfg.max, cfg.min_edits)
 
 
 @dataclass

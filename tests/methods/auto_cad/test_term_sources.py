@@ -132,9 +132,11 @@ def test_promise_terms_of_an_untagged_text():
     assert term.describe(tokens)["term"] == "will definitely be"
 
 
-def test_promise_terms_share_no_token_with_another_term():
+def test_promise_terms_share_no_token_with_another_term_but_an_opinion_word():
     tokens = tokenize(PROMISE)
-    assert _promise_terms(tokens, [CausalTerm(head=2, phrase=(2,), kind="word")], {}) == []
+    assert _promise_terms(tokens, [CausalTerm(head=2, phrase=(1, 2), kind="negation")], {}) == []
+    # an opinion word inside the promise ("would recommend") gives way to it
+    assert [t.kind for t in _promise_terms(tokens, [CausalTerm(head=2, phrase=(2,), kind="word")], {})] == ["promise"]
     # two promises in two sentences are two terms
     tokens = tokenize("we will be back . i would recommend it .")
     terms = _promise_terms(tokens, [], {})

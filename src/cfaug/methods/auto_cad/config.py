@@ -134,6 +134,18 @@ class AutoCADConfig:
     promises: bool = param(True, "REP-CT takes back a positive text's promise or plan when C weighs it: 'we will "
                            "definitely be back' -> 'we will never be back', 'I would recommend it' -> 'I would never "
                            "recommend it' (a negative text's 'never' is a negation term already)")
+    fluency_lm: str | None = param(None, "a causal language model that reads REP-CT's best replacements in their "
+                                   "sentence and ranks them by how likely the edited words read next to the "
+                                   "original ones (its span score, nats per token): a packaged GGUF model "
+                                   "(smollm2-135m-instruct, gemma-3-270m; converted once into the model store), "
+                                   "a .gguf file or a local transformers folder; none = the bigram model alone. "
+                                   "Costs about a CPU second per sentence on two cores (see "
+                                   "docs/methods/auto-cad.md)")
+    fluency_lm_candidates: int = param(6, "fluency_lm: replacements per term it reads (the best by prior, bigram fit "
+                                       "and classifier movement)", min=1, max=100)
+    fluency_lm_weight: float = param(1.0, "fluency_lm: weight of its span score next to the other scores", min=0.0)
+    fluency_lm_floor: float = param(-2.0, "fluency_lm: a replacement whose span score is below this (nats per token "
+                                    "less likely than the original's words) is dropped, unless every one is")
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")

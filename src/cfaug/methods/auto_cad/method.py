@@ -85,6 +85,7 @@ class AutoCAD(Method):
         self.bigram: BigramModel | None = None
         self.phrases: dict[str, Any] = {}
         self._encoder: Any = None
+        self.fluency_lm: Any = None
         self._device = "cpu"
 
     # ------------------------------------------------------------------------------------------- stages
@@ -102,6 +103,13 @@ class AutoCAD(Method):
                                     label_space=task.label_space, flag="-p classifier_labels=")
         if c.mlm:
             resolve_local_model(c.mlm, "masked language model")
+        if c.fluency_lm:
+            from cfaug.judges.causal_lm import resolve_causal_lm
+
+            try:  # a GGUF model is converted here, once, not in every worker
+                resolve_causal_lm(c.fluency_lm)
+            except (ModelPathError, ValueError, ImportError, OSError) as exc:
+                raise ConfigError(f"fluency_lm: {exc}") from None
         if c.encoder:
             try:
                 resolve_local_model(c.encoder, "sentence encoder")
@@ -139,6 +147,11 @@ class AutoCAD(Method):
                                      JudgeContext(task, seed=self.seed, device=self._device))
         facts: dict[str, Any] = {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
                                  "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}
+        if c.fluency_lm:
+            from cfaug.judges.causal_lm import load_scorer
+
+            self.fluency_lm = load_scorer(c.fluency_lm)
+            facts["fluency_lm"] = self.fluency_lm.describe()
         if c.tagger != "none":
             from cfaug.nlp import describe_pipeline, load_pipeline
 
@@ -182,7 +195,7 @@ class AutoCAD(Method):
         docs, topical = select_terms(items, tags, seeds, task, clf, c, self.lexicon, self.bigram,
                                      manner=self.tagger is not None)
         planner = EditPlanner(c, self.lexicon, self.proposer, self.bigram, self.phrases, manner=self.tagger is not None,
-                              similarity=lambda a, b: self.encoder.cosine(a, b))
+                              similarity=lambda a, b: self.encoder.cosine(a, b), fluency_lm=self.fluency_lm)
         pending = planner.plan(items, docs, tags, seeds, task, clf, self.variants)
         results = judge_rewrites(clf, items, docs, pending, c, self.filters, self.proposer.name)
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):

@@ -26,6 +26,9 @@ from cfaug.methods.auto_cad.config import AutoCADConfig
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
 from cfaug.proposers.replacements import ReplacementRequest
 
+#: what ranks a replacement the causal LM did not read (or read below its floor) after those it did
+UNREAD = 1e6
+
 #: a planned rewrite: the item's index, its variant (rm-ct, rep-ct, syn), its edits, the causal terms they
 #: edit, and notes for its meta
 Rewrite = tuple[int, str, list[Edit], list[CausalTerm], dict[str, Any]]
@@ -35,11 +38,13 @@ class EditPlanner:
     """The edits of every variant for a batch of texts, from the method's parts: its ``config``, opinion
     ``lexicon``, replacement ``proposer``, ``bigram`` model of the training texts and ``phrases`` mined from
     ``pairs``. ``manner``: whether a tagger reads the manner adverbs; ``similarity(a, b)``: the embedding
-    cosines of word pairs (for the synonym set)."""
+    cosines of word pairs (for the synonym set); ``fluency_lm``: a causal LM scorer
+    (:class:`~cfaug.judges.causal_lm.CausalLMScorer`) that re-ranks each term's best replacements."""
 
     def __init__(self, config: AutoCADConfig, lexicon: Lexicon, proposer: Any, bigram: BigramModel | None,
                  phrases: dict[str, Any], *, manner: bool,
-                 similarity: Callable[[Sequence[str], Sequence[str]], Any]) -> None:
+                 similarity: Callable[[Sequence[str], Sequence[str]], Any], fluency_lm: Any = None) -> None:
+        self.fluency_lm = fluency_lm
         self.config = config
         self.lexicon = lexicon
         self.proposer = proposer
@@ -187,14 +192,19 @@ class EditPlanner:
         labels = list(clf.labels)
         c = self.config
         text_of = [item.record.text() for item in items]
-        for (i, t), cands, (base, rows, members, neg_row) in zip(where, proposals, cand_texts):
+        totals = []
+        for (i, t), cands, (base, rows, _, _) in zip(where, proposals, cand_texts):
+            tcol = labels.index(items[i].target) if items[i].target in labels else 0
+            moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
+            totals.append(np.array([s for _, s in cands]) + c.classifier_weight * moves if cands else np.zeros(0))
+        if self.fluency_lm is not None:
+            self._rerank_by_lm(where, proposals, totals, docs, text_of)
+        for (i, t), cands, (base, rows, members, neg_row), total in zip(where, proposals, cand_texts, totals):
             tcol = labels.index(items[i].target) if items[i].target in labels else 0
             tokens = docs[i][0]
             tok = tokens[t.head]
             scored: list[tuple[float, Edit]] = []
             if cands:
-                moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
-                total = np.array([s for _, s in cands]) + c.classifier_weight * moves
                 for k in np.argsort(-total, kind="stable")[: c.alternatives]:
                     edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
                     scored.append((float(total[k]), agree_article(text_of[i], tokens, t.head, edit)))
@@ -236,6 +246,43 @@ class EditPlanner:
                     item_plans.append(plan)
             plans.append(item_plans)
         return plans
+
+    def _rerank_by_lm(self, where: Sequence[tuple[int, CausalTerm]], proposals: Sequence[Sequence[tuple[str, float]]],
+                      totals: list[np.ndarray], docs: list[Any], text_of: Sequence[str]) -> None:
+        """Add ``fluency_lm_weight`` x the causal LM's span score to each term's ``fluency_lm_candidates`` best
+        replacements (``totals``, changed in place): the sentence with the replacement against the sentence
+        as written, read from the replaced word to two words after it. The others drop below them, and so
+        does a replacement under ``fluency_lm_floor`` (unless every one is)."""
+        from cfaug.judges.causal_lm import SpanRequest
+
+        c = self.config
+        asks: list[tuple[int, int, SpanRequest]] = []  # (term, candidate, request)
+        for n, ((i, t), cands, total) in enumerate(zip(where, proposals, totals)):
+            if not len(total):
+                continue
+            tokens = docs[i][0]
+            tok = tokens[t.head]
+            members = [j for j, other in enumerate(tokens) if other.sentence == tok.sentence]
+            lo, hi = tokens[members[0]].start, tokens[members[-1]].end
+            sentence = text_of[i][lo:hi]
+            at = tok.start - lo
+            for k in np.argsort(-total, kind="stable")[: c.fluency_lm_candidates]:
+                new = match_case(tok.text, cands[k][0])
+                asks.append((n, int(k), SpanRequest(sentence, sentence[:at] + new + sentence[at + len(tok.text):],
+                                                    (at, at + len(tok.text)), (at, at + len(new)))))
+        if not asks:
+            return
+        scores = self.fluency_lm.span_scores([r for _, _, r in asks], per="word")
+        best: dict[int, list[tuple[int, float]]] = {}
+        for (n, k, _), score in zip(asks, scores):
+            best.setdefault(n, []).append((k, score))
+        for n, ranked in best.items():
+            every_below = all(s < c.fluency_lm_floor for _, s in ranked)
+            lifted = totals[n] - UNREAD  # candidates the LM did not read come after those it read
+            for k, s in ranked:
+                dropped = s < c.fluency_lm_floor and not every_below
+                lifted[k] = totals[n][k] + c.fluency_lm_weight * s - (UNREAD / 2 if dropped else 0.0)
+            totals[n] = lifted
 
     def _until_flip(self, clf: Any, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
         """Apply edits in order: all with positive importance (``replace="all"``) or until the classifier

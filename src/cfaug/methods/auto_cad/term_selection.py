@@ -56,7 +56,10 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
         if src_pol and tgt_pol and manner and c.rep_selection == "score":
             terms += _manner_terms(tokens, terms, tag, src_pol, lexicon)
             if c.promises and tgt_pol == "negative":
-                terms += _promise_terms(tokens, terms, tag)
+                promises = _promise_terms(tokens, terms, tag)
+                # "would recommend" is taken back whole ("would never recommend"), not its verb replaced
+                held = {j for t in promises for j in t.phrase}
+                terms = [t for t in terms if t.kind != "word" or t.head not in held] + promises
         if manner:
             # "incredibly nice" -> "incredibly nasty" (not "badly nasty"); "bored to death" keeps "death"
             edited = {t.head for t in terms if t.kind == "word"}
@@ -159,8 +162,9 @@ def opinion_class(word: str, tag: str) -> bool:
 def _promise_terms(tokens: Sequence[Token], terms: Sequence[CausalTerm],
                    tags: Mapping[int, str]) -> list[CausalTerm]:
     """Terms for the promises and plans of a positive text ("we will definitely be back"; see
-    :func:`~cfaug.editing.negation.intent_negation`) that share no token with another term."""
-    taken = {j for t in terms for j in t.phrase}
+    :func:`~cfaug.editing.negation.intent_negation`) that share no token with another term but an opinion
+    word ("would recommend"), which the promise then replaces."""
+    taken = {j for t in terms if t.kind != "word" for j in t.phrase}
     out = []
     for j in range(len(tokens)):
         found = intent_negation(tokens, j, dict(tags))

@@ -1,0 +1,370 @@
+"""auto-CAD on short texts, before and after: coverage, flips, fluency under a language model that did not
+choose the words, cost, and a blind reading next to human counterfactuals.
+
+    python bench/auto_cad_fluency.py                  # every configuration, then the results file
+    python bench/auto_cad_fluency.py --report-only    # the results file from what is in bench/_work
+    python bench/auto_cad_fluency.py --sheet          # also write the blind-reading sheet (and its key)
+    python bench/auto_cad_fluency.py --ratings FILE   # read a reader's ratings of that sheet into the results
+
+Data (``../shared/data``, dev splits only; nothing here reads a test split):
+
+* **Yelp dev**: 400 sentences of ``yelp-amazon-dev/yelp/sentiment.dev.{0,1}``, 200 of each label, seed 0.
+* **CAD-IMDB dev**: the 245 originals of ``cad-imdb/orig/dev.tsv``; the human counterfactuals of the same
+  reviews (``cad-imdb/new/dev.tsv``, paired by ``combined/paired/dev_paired.tsv``) are the reference.
+
+Configurations (each a ``cfaug augment`` of the sample, default settings unless stated):
+
+* ``before``: the code before this change (commit ``BEFORE``, checked out into ``bench/_work`` as a git
+  worktree and run from there);
+* ``after``: this code's defaults;
+* ``after, fluency_lm=smollm2-135m-instruct``: REP-CT's replacements also ranked by SmolLM2's span score
+  (Yelp only: on the long reviews it would take hours on two cores).
+
+Measures, per configuration and sample: items with a counterfactual (coverage) and the reasons of the rest;
+the share of written rows an independent classifier gives the target (TF-IDF + logistic regression trained
+here on 40,000 SST-2 training phrases and Yelp sentences that are not in cfaug's shipped general sample;
+the same judge as bench/llm_local.py); fluency as the perplexity of the rewrites over that of their
+originals under Gemma 3 270M (base, GGUF, converted to transformers), a language model no configuration
+chose words with (the planner's LM is SmolLM2 or a bigram model): the ratio of the two mean perplexities
+and the median of the per-row ratios, on every written row and on the rows every configuration wrote; wall
+seconds and peak memory of the ``cfaug augment`` process, from ``/usr/bin/time``.
+
+The blind reading (``--sheet``): 60 random rewrites of CAD-IMDB dev reviews by each of ``before`` and
+``after`` and 60 human counterfactuals of other dev reviews, shuffled, each shown as original, rewrite and
+target label with nothing saying where it came from. The reader marks each flipped (the rewrite reads as
+the target label), fluent (reads as a person wrote it) and content kept (says the same things otherwise).
+The key is kept apart (``bench/_work/auto_cad_fluency/reading_key.json``); ``--ratings`` reads a JSON-lines
+file of ``{"id": ..., "flipped": bool, "fluent": bool, "content_kept": bool}``.
+
+Writes ``bench/auto_cad_fluency.results.md``; the rows of every run are in ``bench/_work/auto_cad_fluency``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import random
+import re
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / "_work" / "auto_cad_fluency"
+RESULTS = HERE / "auto_cad_fluency.results.md"
+DATA = ROOT.parent / "shared" / "data"
+BEFORE = "98be6d4"  #: the last commit before the LM scorer and the coverage work
+FLUENCY_LM = "gemma-3-270m"  #: the judge of fluency: no configuration chooses words with it
+SELECTOR_LM = "smollm2-135m-instruct"
+READING_N = 60
+
+#: (label, code: "before" or "after", extra parameters, samples it runs on)
+CONFIGS: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
+    ("before", "before", {}, ("yelp", "imdb")),
+    ("after", "after", {}, ("yelp", "imdb")),
+    # the LM reads every replacement it ranks: on 245 long reviews that is hours on two cores, so short texts only
+    (f"after, fluency_lm={SELECTOR_LM}", "after", {"fluency_lm": SELECTOR_LM}, ("yelp",)),
+]
+
+
+def yelp_dev(n: int = 400) -> list[dict[str, str]]:
+    """``n`` Yelp dev sentences, half of each label, seed 0."""
+    rows = []
+    for name, label in (("sentiment.dev.0", "negative"), ("sentiment.dev.1", "positive")):
+        lines = (DATA / "yelp-amazon-dev" / "yelp" / name).read_text(encoding="utf-8").splitlines()
+        pool = [t.strip() for t in lines if t.strip()]
+        random.Random(0).shuffle(pool)
+        rows += [{"text": t, "label": label} for t in pool[: n // 2]]
+    random.Random(1).shuffle(rows)
+    return rows
+
+
+def imdb_dev() -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The CAD-IMDB dev originals and, for each original text, its human counterfactual."""
+    with (DATA / "cad-imdb" / "orig" / "dev.tsv").open(encoding="utf-8", newline="") as fh:
+        rows = [{"text": r["Text"], "label": r["Sentiment"].lower()} for r in csv.DictReader(fh, delimiter="\t")]
+    human: dict[str, str] = {}
+    with (DATA / "cad-imdb" / "combined" / "paired" / "dev_paired.tsv").open(encoding="utf-8", newline="") as fh:
+        by: dict[str, list[dict[str, str]]] = {}
+        for r in csv.DictReader(fh, delimiter="\t"):
+            by.setdefault(r["batch_id"], []).append(r)
+    originals = {r["text"] for r in rows}
+    for pair in by.values():
+        if len(pair) == 2:
+            a, b = pair
+            if b["Text"] in originals:
+                a, b = b, a
+            if a["Text"] in originals:
+                human[a["Text"]] = b["Text"]
+    return rows, human
+
+
+def write_tsv(rows: list[dict[str, str]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        w.writerow(["text", "label"])
+        for r in rows:
+            w.writerow([r["text"], r["label"]])
+
+
+def before_tree() -> Path:
+    """A worktree of :data:`BEFORE` (made once)."""
+    tree = WORK / "before-tree"
+    if not (tree / "src" / "cfaug").is_dir():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), BEFORE], check=True,
+                       capture_output=True)
+    return tree
+
+
+def slug(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+
+
+def run_one(label: str, code: str, params: dict[str, Any], sample: str, data: Path) -> dict[str, Any]:
+    """One ``cfaug augment`` under ``/usr/bin/time -v``: its summary, wall seconds and peak memory."""
+    run = WORK / sample / slug(label)
+    out = run.with_suffix(".jsonl")
+    cmd = [sys.executable, "-m", "cfaug", "augment", str(data), "-o", str(out), "--run-dir", str(run), "--overwrite",
+           "--no-progress", "--seed", "0"]
+    for k, v in params.items():
+        cmd += ["-p", f"{k}={v}"]
+    env = dict(os.environ)
+    if code == "before":
+        env["PYTHONPATH"] = str(before_tree() / "src")
+    timed = ["/usr/bin/time", "-v", *cmd]
+    proc = subprocess.run(timed, env=env, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode not in (0, 4, 5):
+        raise SystemExit(f"{label} on {sample} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", proc.stderr)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    parts = [float(x) for x in wall.group(1).split(":")] if wall else [0.0]
+    seconds = sum(p * 60 ** k for k, p in enumerate(reversed(parts)))
+    info = {"label": label, "sample": sample, "run": str(run.relative_to(ROOT)), "wall_s": round(seconds, 1),
+            "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
+            "command": " ".join(["cfaug", *cmd[3:]]).replace(str(ROOT) + "/", ""),
+            "code": BEFORE if code == "before" else "this commit"}
+    (run / "bench.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    return info
+
+
+def rows_of(run: Path) -> tuple[int, dict[str, tuple[str, str, str]], dict[str, int]]:
+    """(items, source id -> (original, first rewrite, target), reasons of the items without one)."""
+    items, rows, reasons = 0, {}, {}
+    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        items += 1
+        if r["status"] == "ok" and r["counterfactuals"]:
+            c = r["counterfactuals"][0]
+            rows[r["source_id"]] = (c["original_text"], c["text"], c["label"])
+        else:
+            why = r.get("reason") or r["status"]
+            reasons[why] = reasons.get(why, 0) + 1
+    return items, rows, reasons
+
+
+class Judges:
+    """The independent classifier and the fluency LM, loaded once."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(HERE))
+        from llm_local import Reader  # the same independent judge as the local-LLM bench
+
+        from cfaug.judges.causal_lm import load_scorer
+
+        self.reader = Reader()
+        self.lm = load_scorer(FLUENCY_LM, batch_size=16)
+
+    def flip_rate(self, rows: list[tuple[str, str, str]]) -> float | None:
+        if not rows:
+            return None
+        return sum(self.reader.flipped([b for _, b, _ in rows], [t for _, _, t in rows])) / len(rows)
+
+    def perplexities(self, texts: list[str]) -> list[float]:
+        out = []
+        for s in self.lm.token_logprobs(texts):
+            m = s.mean()
+            out.append(math.exp(-m) if m is not None else float("nan"))
+        return out
+
+
+def fluency(judges: Judges, rows: list[tuple[str, str, str]]) -> dict[str, Any]:
+    if not rows:
+        return {"ppl_orig": None, "ppl_new": None, "ratio_of_means": None, "median_ratio": None}
+    po = judges.perplexities([a for a, _, _ in rows])
+    pn = judges.perplexities([b for _, b, _ in rows])
+    ok = [(a, b) for a, b in zip(po, pn) if not (math.isnan(a) or math.isnan(b))]
+    return {"ppl_orig": statistics.mean(a for a, _ in ok), "ppl_new": statistics.mean(b for _, b in ok),
+            "ratio_of_means": statistics.mean(b for _, b in ok) / statistics.mean(a for a, _ in ok),
+            "median_ratio": statistics.median(b / a for a, b in ok)}
+
+
+def reading_sheet(runs: dict[str, Path], human: dict[str, str]) -> None:
+    """The blind-reading sheet: :data:`READING_N` rewrites of each configuration in ``runs`` and as many
+    human counterfactuals of other reviews, shuffled; the key goes to a separate file."""
+    rng = random.Random(0)
+    entries, used = [], set()
+    for source, run in runs.items():
+        _, rows, _ = rows_of(run)
+        ids = sorted(rows, key=int)
+        rng.shuffle(ids)
+        for sid in ids[:READING_N]:
+            entries.append((source, *rows[sid]))
+            used.add(rows[sid][0])
+    free = [o for o in sorted(human) if o not in used]
+    rng.shuffle(free)
+    for o in free[:READING_N]:
+        entries.append(("human", o, human[o], None))
+    rng.shuffle(entries)
+    key, lines = {}, ["# Reading sheet", "",
+                      "Each item: an original review, a rewrite, and the label the rewrite should have. Mark each "
+                      "rewrite flipped (reads as the target label), fluent (reads as a person wrote it: grammar, "
+                      "word choice, sense) and content kept (otherwise says what the original says).", ""]
+    for n, (source, orig, new, target) in enumerate(entries, start=1):
+        iid = f"r{n:03d}"
+        if target is None:  # a human counterfactual flips the original's label
+            target = "negative" if _label_of(orig) == "positive" else "positive"
+        key[iid] = source
+        lines += [f"## {iid}", "", f"target: {target}", "", "original:", "", f"> {orig}", "", "rewrite:", "",
+                  f"> {new}", ""]
+    (WORK / "reading_sheet.md").write_text("\n".join(lines), encoding="utf-8")
+    (WORK / "reading_key.json").write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
+
+
+_LABELS: dict[str, str] = {}
+
+
+def _label_of(text: str) -> str:
+    if not _LABELS:
+        rows, _ = imdb_dev()
+        _LABELS.update({r["text"]: r["label"] for r in rows})
+    return _LABELS[text]
+
+
+def reading_table(ratings: Path) -> list[str]:
+    key = json.loads((WORK / "reading_key.json").read_text(encoding="utf-8"))
+    marks = [json.loads(line) for line in ratings.read_text(encoding="utf-8").splitlines() if line.strip()]
+    by: dict[str, list[dict[str, Any]]] = {}
+    for m in marks:
+        by.setdefault(key[m["id"]], []).append(m)
+    out = ["| source | rated | flipped | fluent | content kept | flipped and fluent |", "|---|---|---|---|---|---|"]
+    for source in [*sorted(s for s in by if s != "human"), "human"]:
+        ms = by.get(source, [])
+        n = len(ms)
+        if not n:
+            continue
+        share = lambda f: f"{sum(1 for m in ms if f(m))}/{n} ({sum(1 for m in ms if f(m)) / n:.0%})"  # noqa: E731
+        out.append(f"| {source} | {n} | {share(lambda m: m['flipped'])} | {share(lambda m: m['fluent'])} | "
+                   f"{share(lambda m: m['content_kept'])} | {share(lambda m: m['flipped'] and m['fluent'])} |")
+    return out
+
+
+def fmt(v: Any, spec: str = ".2f") -> str:
+    return "n/a" if v is None else format(v, spec)
+
+
+def report(infos: list[dict[str, Any]], ratings: Path | None, reader_note: str) -> None:
+    judges = Judges()
+    lines = ["# auto-CAD on short texts: coverage, flips and fluency, before and after", "",
+             "Command: `python bench/auto_cad_fluency.py`" + (f" then `--ratings {ratings}`" if ratings else ""), "",
+             f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}; "
+             f"{datetime.now(timezone.utc):%Y-%m-%d}. `before` is commit {BEFORE}, run from a worktree of it.", "",
+             "Dev data only (Yelp dev sentences of the sentiment-transfer data, CAD-IMDB dev). Independent judge: "
+             "TF-IDF + logistic regression on 40,000 SST-2 training phrases and Yelp sentences outside cfaug's "
+             f"general sample. Fluency LM: {FLUENCY_LM} (converted from its GGUF package); no configuration chose "
+             f"words with it (`after` chooses with a bigram model, the fluency_lm row with {SELECTOR_LM}). "
+             "Perplexity ratio: mean perplexity of the rewrites / mean perplexity of their originals (the issue's "
+             "measure), and the median of per-row ratios.", ""]
+    for sample, title, per in (("yelp", "Yelp dev, 400 sentences", 1000), ("imdb", "CAD-IMDB dev, 245 reviews", None)):
+        runs = [i for i in infos if i["sample"] == sample]
+        if not runs:
+            continue
+        data = {i["label"]: rows_of(ROOT / i["run"]) for i in runs}
+        common = set.intersection(*(set(rows) for _, rows, _ in data.values()))
+        lines += [f"## {title}", "",
+                  "| configuration | items | with a counterfactual | flip rate (independent) | ppl ratio, all rows "
+                  "(mean / median) | ppl ratio, rows all wrote (mean / median) | wall s"
+                  + (f" (per {per})" if per else "") + " | peak MB |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for i in runs:
+            items, rows, reasons = data[i["label"]]
+            allr = list(rows.values())
+            f_all = fluency(judges, allr)
+            f_com = fluency(judges, [rows[k] for k in sorted(common, key=int)])
+            wall = i["wall_s"] * (per / items) if per else i["wall_s"]
+            lines.append(f"| {i['label']} | {items} | {len(rows)} ({len(rows) / items:.1%}) | "
+                         f"{fmt(judges.flip_rate(allr), '.1%')} | {fmt(f_all['ratio_of_means'])} / "
+                         f"{fmt(f_all['median_ratio'])} | {fmt(f_com['ratio_of_means'])} / "
+                         f"{fmt(f_com['median_ratio'])} | {wall:.1f} | {i['peak_mb']} |")
+        lines += ["", f"Rows every configuration wrote: {len(common)}.", ""]
+        for i in runs:
+            items, rows, reasons = data[i["label"]]
+            top = "; ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+            lines += [f"- {i['label']}: `{i['command']}` (code: {i['code']}). Without a counterfactual: "
+                      f"{top or 'none'}."]
+        lines.append("")
+        if sample == "yelp":
+            lines += ["### The same 12 sentences in each configuration (seed 0)", ""]
+            ids = sorted(common, key=int)
+            random.Random(0).shuffle(ids)
+            for sid in ids[:12]:
+                lines.append(f"- {data[runs[0]['label']][1][sid][0]}")
+                for i in runs:
+                    lines.append(f"  - {i['label']}: {data[i['label']][1][sid][1]}")
+            lines.append("")
+    if ratings:
+        lines += ["## Blind reading", "", reader_note, "", *reading_table(ratings), ""]
+    else:
+        lines += ["## Blind reading", "", "Not rated yet: run with `--sheet`, have the sheet read, then `--ratings FILE`.",
+                  ""]
+    RESULTS.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {RESULTS}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--sheet", action="store_true", help="write the blind-reading sheet and its key")
+    ap.add_argument("--ratings", type=Path, help="JSON-lines ratings of the sheet")
+    ap.add_argument("--reader", default="a helper agent that saw only the sheet (not the key)",
+                    help="who rated the sheet (printed with the table)")
+    ap.add_argument("--only", help="run only the configurations whose label contains this")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    yelp = WORK / "yelp_dev.tsv"
+    imdb = WORK / "imdb_dev.tsv"
+    write_tsv(yelp_dev(), yelp)
+    rows, human = imdb_dev()
+    write_tsv(rows, imdb)
+    infos_file = WORK / "runs.json"
+    infos = json.loads(infos_file.read_text(encoding="utf-8")) if infos_file.exists() else []
+    if not args.report_only:
+        for label, code, params, on in CONFIGS:
+            if args.only and args.only not in label:
+                continue
+            for sample, path in (("yelp", yelp), ("imdb", imdb)):
+                if sample not in on:
+                    continue
+                info = run_one(label, code, params, sample, path)
+                infos = [i for i in infos if not (i["label"] == label and i["sample"] == sample)] + [info]
+                infos_file.write_text(json.dumps(infos, indent=1) + "\n", encoding="utf-8")
+                print(json.dumps(info))
+    order = {label: n for n, (label, _, _, _) in enumerate(CONFIGS)}
+    infos.sort(key=lambda i: (i["sample"], order.get(i["label"], 99)))
+    if args.sheet:
+        reading_sheet({i["label"]: ROOT / i["run"] for i in infos if i["sample"] == "imdb"
+                       and i["label"] in ("before", "after")}, human)
+        print(f"wrote {WORK / 'reading_sheet.md'}")
+    report(infos, args.ratings, f"Reader: {args.reader}.")
+
+
+if __name__ == "__main__":
+    main()
