@@ -217,9 +217,12 @@ class LexiconProposer:
 
     def by_context(self, req: ReplacementRequest) -> list[tuple[str, float]]:
         """Candidates for a word no vector describes (one C found outside the lexicon, "salty"): the target
-        polarity's words most often seen between its neighbours by the bigram model, each with the prior
+        polarity's words of the antonym table (common, of no one domain: "good", "fresh", not "delicious"
+        for a film) most often seen between its neighbours by the bigram model, each with the prior
         ``min_prior`` (the method's classifier movement then chooses)."""
-        vocab = [w for w in self._vocab.get(req.target_polarity, ()) if self.bigram.count(w) >= CONTEXT_MIN_COUNT]
+        table = self.lexicon.antonyms
+        vocab = [w for w in self._vocab.get(req.target_polarity, ())
+                 if w in table and self.bigram.count(w) >= CONTEXT_MIN_COUNT]
         fit = sorted(vocab, key=lambda w: -self.bigram.context_logp(w, req.left, req.right))
         return [(w, self.min_prior) for w in fit[: self.top_n * 3] if w != req.word]
 

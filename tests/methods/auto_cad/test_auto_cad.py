@@ -7,6 +7,8 @@ classifier and a tiny masked LM given by local path."""
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 
 import pytest
@@ -402,13 +404,19 @@ def test_replacements_keep_the_word_class_of_the_replaced_word(default_method, d
     assert checked >= 10
 
 
-def test_an_item_without_anything_to_flip_says_why(default_method, task):
+def test_an_item_without_anything_to_flip_says_why(default_method, default_artifacts, task):
     from cfaug.data.records import NoCounterfactual
 
     m = default_method[0]
     item = WorkItem(Record("plain", {"text": "The film runs two hours and was shot in Ohio."}, "positive"), "negative")
     [res] = m.generate([item], task)
     assert isinstance(res, NoCounterfactual) and res == []
+    # the words C weighs were searched too: the reason says so, with C's reading of the whole text
+    assert re.fullmatch(r"no opinion word, negation, promise or rating of the source polarity, nor an adjective or "
+                        r"adverb the classifier weighs toward it \(the classifier gives the source label "
+                        r"[01]\.\d\d for the whole text: its label rests on facts or context\)", res.reason), res.reason
+    lexicon_only = with_config(m, default_artifacts, task, causal_terms="lexicon")
+    [res] = lexicon_only.generate([item], task)
     assert res.reason == "no opinion word, negation or rating of the source polarity"
 
 

@@ -125,6 +125,10 @@ class AutoCADConfig:
         "outside the lexicon that C is sensitive to, as Eq. 1 measures any word: 'inconsiderate', 'rudest', "
         "'overcooked'; see classifier_term_min, classifier_term_prob; needs the tagger)",
         choices=("lexicon", "lexicon+classifier"))
+    classifier_terms_max_words: int = param(40, "causal_terms=lexicon+classifier: the words C is sensitive to are "
+                                            "terms in texts of at most this many words, and in any text the "
+                                            "lexicon finds nothing in (a long review has opinion words enough; "
+                                            "more edits there change its facts)", min=0)
     classifier_term_min: float = param(0.5, "causal_terms=lexicon+classifier: a word outside the lexicon is a "
                                        "term when removing it from its sentence lowers C's log-odds of the label "
                                        "by at least this much", min=0.0)

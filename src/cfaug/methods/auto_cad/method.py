@@ -198,19 +198,32 @@ class AutoCAD(Method):
                               similarity=lambda a, b: self.encoder.cosine(a, b), fluency_lm=self.fluency_lm)
         pending = planner.plan(items, docs, tags, seeds, task, clf, self.variants)
         results = judge_rewrites(clf, items, docs, pending, c, self.filters, self.proposer.name)
+        empty = [i for i, (_, terms, _) in enumerate(docs) if not results[i] and not terms]
+        source_prob: dict[int, float] = {}
+        if empty and c.causal_terms == "lexicon+classifier" and self.tagger is not None:
+            labels = list(clf.labels)
+            probs = clf.predict_proba([items[i].record.text() for i in empty])
+            source_prob = {i: float(p[labels.index(items[i].record.label)]) for i, p in zip(empty, probs)
+                           if items[i].record.label in labels}
         for i, (item, (tokens, terms, _)) in enumerate(zip(items, docs)):
             if not results[i]:
-                results[i] = NoCounterfactual(self._why_none(item, task, terms, topical[i]))
+                results[i] = NoCounterfactual(self._why_none(item, task, terms, topical[i], source_prob.get(i)))
         return results
 
-    def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm], topical: int = 0) -> str:
+    def _why_none(self, item: WorkItem, task: Task, terms: Sequence[CausalTerm], topical: int = 0,
+                  source_prob: float | None = None) -> str:
         """Why no candidate was made for ``item`` (every candidate, even a filtered one, is kept);
-        ``topical``: how many opinion words were left alone as topical nouns or verbs."""
+        ``topical``: how many opinion words were left alone as topical nouns or verbs; ``source_prob``: C's
+        probability of the source label when the words C weighs were searched too."""
         if not task.polarity(item.record.label) or not task.polarity(item.target):
             return "the source or target label has no polarity"
         if not terms and topical:
             return (f"its {topical} opinion word(s) of the source polarity are nouns or verbs the classifier does "
                     "not weigh, left alone as facts of the text (-p content_words=all edits them)")
+        if not terms and source_prob is not None:
+            return ("no opinion word, negation, promise or rating of the source polarity, nor an adjective or "
+                    f"adverb the classifier weighs toward it (the classifier gives the source label "
+                    f"{source_prob:.2f} for the whole text: its label rests on facts or context)")
         if not terms:
             return "no opinion word, negation or rating of the source polarity"
         if not any(t.importance > 0 for t in terms):

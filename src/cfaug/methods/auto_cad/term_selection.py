@@ -73,9 +73,12 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
         col = labels.index(item.record.label) if item.record.label in labels else 0
         docs.append((tokens, terms, col))
     if c.causal_terms == "lexicon+classifier" and manner:
-        found = classifier_terms(docs, tags, [bool(task.polarity(it.record.label) and task.polarity(it.target))
-                                              for it in items], clf, lexicon, c.classifier_term_min,
-                                 c.classifier_term_prob)
+        # a short text, or one the lexicon finds nothing in; a long review has opinion words enough, and
+        # more edits there change its facts
+        wanted = [bool(task.polarity(it.record.label) and task.polarity(it.target))
+                  and (not terms or sum(t.is_word for t in tokens) <= c.classifier_terms_max_words)
+                  for it, (tokens, terms, _) in zip(items, docs)]
+        found = classifier_terms(docs, tags, wanted, clf, lexicon, c.classifier_term_min, c.classifier_term_prob)
         for (tokens, terms, _), new, seed in zip(docs, found, seeds):
             rng = np.random.default_rng(seed + 7)
             for term in new:
