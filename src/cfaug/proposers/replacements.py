@@ -76,6 +76,14 @@ CONTEXT_MIN_COUNT = 20
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 
 
+def prefix_forms(word: str) -> set[str]:
+    """The words :func:`prefix_antonyms` pairs with ``word``: it with a negative prefix, and without one."""
+    low = word.lower()
+    out = {p + low for p in NEGATIVE_PREFIXES} if len(low) >= 4 else set()
+    out |= {low[len(p):] for p in NEGATIVE_PREFIXES if low.startswith(p) and len(low) - len(p) >= 4}
+    return out
+
+
 def prefix_antonyms(a: str, b: str) -> bool:
     """Whether one of ``a``, ``b`` is the other with a negative prefix ("considerate", "inconsiderate"),
     the stem at least four letters long."""
@@ -161,6 +169,7 @@ class LexiconProposer:
             # words seen in the corpus, plus the antonym table and mined pairs (which also cover
             # inputs too small to have a vocabulary of their own)
             self._vocab[pol] = sorted(common | extra)
+        self._vocab_set = {pol: frozenset(words) for pol, words in self._vocab.items()}
         self.name = "lexicon"
 
     def _embed(self, words: Sequence[str]) -> np.ndarray:
@@ -195,7 +204,7 @@ class LexiconProposer:
         sims = self._vocab_matrix(polarity) @ self._embed([query])[0]
         score = self.w.embedding * sims
         ants = set(self.lexicon.antonyms.get(word, ())) | set(self.lexicon.antonyms.get(query, ()))
-        ants |= {w for w in vocab if prefix_antonyms(word, w) or prefix_antonyms(query, w)}
+        ants |= {w for w in (*prefix_forms(word), *prefix_forms(query)) if w in self._vocab_set[polarity]}
         mined = self.pairs.get(word, Counter())
         top_mined = max(mined.values(), default=0)
         bonus = {}
