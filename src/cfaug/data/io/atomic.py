@@ -77,11 +77,7 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         for f in tmp.rglob("*"):
             if f.is_file():
-                fd = os.open(f, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                _fsync(f)
         try:
             os.rename(tmp, target)
         except OSError:
@@ -111,13 +107,18 @@ def _finish(tmp: Path, target: Path) -> None:
     file it replaces, and rename it onto ``target``."""
     if not tmp.is_file():
         raise FileNotFoundError(f"nothing was written to the temporary file {tmp} for {target}")
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fsync(tmp)
     try:
         os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
     except FileNotFoundError:
         pass
     os.replace(tmp, target)
+
+
+def _fsync(path: Path) -> None:
+    """Flush the file at ``path`` to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
