@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -87,8 +86,7 @@ def prefix_forms(word: str) -> set[str]:
 def prefix_antonyms(a: str, b: str) -> bool:
     """Whether one of ``a``, ``b`` is the other with a negative prefix ("considerate", "inconsiderate"),
     the stem at least four letters long."""
-    short, long_ = sorted((a.lower(), b.lower()), key=len)
-    return len(short) >= 4 and any(long_ == p + short for p in NEGATIVE_PREFIXES)
+    return b.lower() in prefix_forms(a)
 
 
 @dataclass
@@ -103,29 +101,19 @@ class WordVectors:
     """Precomputed word embeddings (fitted artifacts) with the ``encode`` call of a sentence encoder:
     generation then needs no encoder model. Unknown words get a zero vector."""
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray,
-                 fallback: Callable[[], Any] | None = None) -> None:
+    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
         self.index = {w: i for i, w in enumerate(words)}
         self.vectors = vectors
         self._zero = np.zeros(vectors.shape[1], dtype=vectors.dtype)
-        self._fallback = fallback
-        self._extra: dict[str, np.ndarray] = {}
 
     def known(self, word: str) -> bool:
         """Whether ``word`` has a precomputed vector."""
         return word in self.index
 
     def encode(self, words: Sequence[str]) -> np.ndarray:
-        """The vectors of ``words``: precomputed ones, and for the others the ``fallback`` encoder's (loaded
-        on first need, each word encoded once), or a zero vector without one."""
         if not words:
             return np.zeros((0, self.vectors.shape[1]), dtype=self.vectors.dtype)
-        missing = sorted({w for w in words if w not in self.index and w not in self._extra})
-        if missing and self._fallback is not None:
-            for w, v in zip(missing, np.asarray(self._fallback().encode(missing), dtype=self.vectors.dtype)):
-                self._extra[w] = v
-        return np.stack([self.vectors[self.index[w]] if w in self.index else self._extra.get(w, self._zero)
-                         for w in words])
+        return np.stack([self.vectors[self.index[w]] if w in self.index else self._zero for w in words])
 
     WORDS_FILE, VECTORS_FILE = "lexicon_words.txt", "lexicon_vectors.npy"
 
@@ -136,10 +124,10 @@ class WordVectors:
         (folder / cls.WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, folder: Path, fallback: Callable[[], Any] | None = None) -> WordVectors:
-        """The vectors :meth:`fit` wrote into ``folder``; ``fallback()`` gives the encoder of other words."""
+    def load(cls, folder: Path) -> WordVectors:
+        """The vectors :meth:`fit` wrote into ``folder``."""
         words = (folder / cls.WORDS_FILE).read_text(encoding="utf-8").split()
-        return cls(words, np.load(folder / cls.VECTORS_FILE), fallback)
+        return cls(words, np.load(folder / cls.VECTORS_FILE))
 
 
 @PROPOSERS.register("lexicon.v1", "opposite-polarity opinion-lexicon words ranked by word-embedding similarity, "
@@ -170,6 +158,10 @@ class LexiconProposer:
             # inputs too small to have a vocabulary of their own)
             self._vocab[pol] = sorted(common | extra)
         self._vocab_set = {pol: frozenset(words) for pol, words in self._vocab.items()}
+        #: what :meth:`by_context` proposes from: the antonym table's common words of each polarity
+        self._context_vocab = {pol: [w for w in words if w in lexicon.antonyms
+                                     and bigram.count(w) >= CONTEXT_MIN_COUNT]
+                               for pol, words in self._vocab.items()}
         self.name = "lexicon"
 
     def _embed(self, words: Sequence[str]) -> np.ndarray:
@@ -229,9 +221,7 @@ class LexiconProposer:
         polarity's words of the antonym table (common, of no one domain: "good", "fresh", not "delicious"
         for a film) most often seen between its neighbours by the bigram model, each with the prior
         ``min_prior`` (the method's classifier movement then chooses)."""
-        table = self.lexicon.antonyms
-        vocab = [w for w in self._vocab.get(req.target_polarity, ())
-                 if w in table and self.bigram.count(w) >= CONTEXT_MIN_COUNT]
+        vocab = self._context_vocab.get(req.target_polarity, ())
         fit = sorted(vocab, key=lambda w: -self.bigram.context_logp(w, req.left, req.right))
         return [(w, self.min_prior) for w in fit[: self.top_n * 3] if w != req.word]
 

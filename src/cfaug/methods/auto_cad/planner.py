@@ -198,7 +198,7 @@ class EditPlanner:
             moves = np.array([probs[r, tcol] - probs[base, tcol] for r in rows])
             totals.append(np.array([s for _, s in cands]) + c.classifier_weight * moves if cands else np.zeros(0))
         if self.fluency_lm is not None:
-            self._rerank_by_lm(where, proposals, totals, docs, text_of)
+            self._rerank_by_lm(where, proposals, totals, docs, [m for _, _, m, _ in cand_texts], text_of)
         for (i, t), cands, (base, rows, members, neg_row), total in zip(where, proposals, cand_texts, totals):
             tcol = labels.index(items[i].target) if items[i].target in labels else 0
             tokens = docs[i][0]
@@ -248,22 +248,22 @@ class EditPlanner:
         return plans
 
     def _rerank_by_lm(self, where: Sequence[tuple[int, CausalTerm]], proposals: Sequence[Sequence[tuple[str, float]]],
-                      totals: list[np.ndarray], docs: list[Any], text_of: Sequence[str]) -> None:
+                      totals: list[np.ndarray], docs: list[Any], members: Sequence[Sequence[int]],
+                      text_of: Sequence[str]) -> None:
         """Add ``fluency_lm_weight`` x the causal LM's span score to each term's ``fluency_lm_candidates`` best
-        replacements (``totals``, changed in place): the sentence with the replacement against the sentence
-        as written, read from the replaced word to two words after it. The others drop below them, and so
+        replacements (``totals``, changed in place): the sentence (token indices ``members`` of each term)
+        with the replacement against the sentence as written, read from the replaced word to two words after it. The others drop below them, and so
         does a replacement under ``fluency_lm_floor`` (unless every one is)."""
         from cfaug.judges.causal_lm import SpanRequest
 
         c = self.config
         asks: list[tuple[int, int, SpanRequest]] = []  # (term, candidate, request)
-        for n, ((i, t), cands, total) in enumerate(zip(where, proposals, totals)):
+        for n, ((i, t), cands, total, sent) in enumerate(zip(where, proposals, totals, members)):
             if not len(total):
                 continue
             tokens = docs[i][0]
             tok = tokens[t.head]
-            members = [j for j, other in enumerate(tokens) if other.sentence == tok.sentence]
-            lo, hi = tokens[members[0]].start, tokens[members[-1]].end
+            lo, hi = tokens[sent[0]].start, tokens[sent[-1]].end
             sentence = text_of[i][lo:hi]
             at = tok.start - lo
             for k in np.argsort(-total, kind="stable")[: c.fluency_lm_candidates]:

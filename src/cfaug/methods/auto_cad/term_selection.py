@@ -65,11 +65,7 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             edited = {t.head for t in terms if t.kind == "word"}
             terms = [t for t in terms if t.kind != "word" or not (degree_modifier(tokens, t.head, tag, edited)
                                                                    or intensifying_idiom(tokens, t.head, tag))]
-        rng = np.random.default_rng(seed)
-        for term in terms:
-            term.contexts = build_contexts(tokens, term, c.context_samples, c.context_keep,
-                                           rng, lm=bigram if c.contexts == "lm" else None,
-                                           window=c.context_window)
+        _sample_contexts(tokens, terms, np.random.default_rng(seed), c, bigram)
         col = labels.index(item.record.label) if item.record.label in labels else 0
         docs.append((tokens, terms, col))
     if c.causal_terms == "lexicon+classifier" and manner:
@@ -80,11 +76,7 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
                   for it, (tokens, terms, _) in zip(items, docs)]
         found = classifier_terms(docs, tags, wanted, clf, lexicon, c.classifier_term_min, c.classifier_term_prob)
         for (tokens, terms, _), new, seed in zip(docs, found, seeds):
-            rng = np.random.default_rng(seed + 7)
-            for term in new:
-                term.contexts = build_contexts(tokens, term, c.context_samples, c.context_keep,
-                                               rng, lm=bigram if c.contexts == "lm" else None,
-                                               window=c.context_window)
+            _sample_contexts(tokens, new, np.random.default_rng(seed + 7), c, bigram)
             terms += new
     score_terms(docs, clf.predict_proba)
     topical = [0] * len(items)  # terms left alone as topical nouns and verbs, per item
@@ -94,6 +86,14 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             topical[i] = len(terms) - len(kept)
             terms[:] = kept
     return docs, topical
+
+
+def _sample_contexts(tokens: Sequence[Token], terms: Sequence[CausalTerm], rng: np.random.Generator,
+                     config: AutoCADConfig, bigram: BigramModel | None) -> None:
+    """Give each of ``terms`` its Eq. 1 contexts, drawn with ``rng`` as ``config`` says."""
+    for term in terms:
+        term.contexts = build_contexts(tokens, term, config.context_samples, config.context_keep, rng,
+                                       lm=bigram if config.contexts == "lm" else None, window=config.context_window)
 
 
 #: Penn tags of the words C's sensitivity may make terms: adjectives, and -ly adverbs and participles that

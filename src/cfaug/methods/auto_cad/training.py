@@ -154,15 +154,14 @@ def load_text_models(artifact_dir: Path) -> tuple[BigramModel, dict[str, Counter
 
 
 def build_proposer(config: AutoCADConfig, lexicon: Lexicon, bigram: BigramModel, pairs: dict[str, Counter[str]],
-                   artifact_dir: Path, device: str, encoder: Callable[[], Any] | None = None) -> Any:
+                   artifact_dir: Path, device: str) -> Any:
     """REP-CT's proposer of replacements: the masked LM (``mlm``), or the lexicon ranker on the bigram
-    model, the word vectors in ``artifact_dir`` and the mined ``pairs``; ``encoder()`` gives the sentence
-    encoder of words without a stored vector (a term C found outside the lexicon)."""
+    model, the word vectors in ``artifact_dir`` and the mined ``pairs``."""
     c = config
     if c.mlm:
         return MaskedLMProposer(c.mlm, lexicon, device=device, lm_weight=c.lm_weight)
     return LexiconProposer(
-        lexicon, bigram, WordVectors.load(artifact_dir, encoder), pairs,
+        lexicon, bigram, WordVectors.load(artifact_dir), pairs,
         Weights(antonym=c.antonym_weight, pairs=c.pairs_weight, lm=c.lm_weight),
         top_n=c.top_candidates, noun_min_prior=c.noun_min_prior)
 
