@@ -143,3 +143,38 @@ def test_promise_terms_share_no_token_with_another_term_but_an_opinion_word():
     terms = _promise_terms(tokens, [], {})
     assert [(t.head, t.phrase) for t in terms] == [(1, (1, 2)), (6, (6, 7))]
     assert _promise_terms(tokenize("the staff was friendly ."), [], {}) == []
+
+
+class _ScriptedLM:
+    """A stand-in for the causal LM scorer: a word it dislikes scores far below the floor, others 0."""
+
+    def __init__(self, disliked: str) -> None:
+        self.disliked, self.requests = disliked, []
+
+    def span_scores(self, requests, right_words=2, per="token"):
+        self.requests += list(requests)
+        assert per == "word"
+        return [-10.0 if self.disliked in r.candidate.split() else 0.0 for r in requests]
+
+
+def test_fluency_lm_reranks_the_replacements_of_a_term_in_its_sentence(method, task):
+    text = "the staff were friendly . the fries were great ."
+    [plain] = generate(method, task, (text, "positive"))
+    chosen = [e["new"] for e in rep_ct(plain)[0].meta["edits"] if e["old"] == "friendly"]
+    assert chosen
+    lm = _ScriptedLM(chosen[0])
+    method.fluency_lm = lm
+    try:
+        [ranked] = generate(method, task, (text, "positive"))
+    finally:
+        method.fluency_lm = None
+    # the LM read each candidate in its own sentence, with the edit's span in both versions
+    friendly = [r for r in lm.requests if r.original == "the staff were friendly ."]
+    assert len(friendly) > 1
+    for r in friendly:
+        assert r.original[slice(*r.orig_span)] == "friendly"
+        assert r.candidate[:r.cand_span[0]] == "the staff were " and r.candidate[r.cand_span[1]:] == " ."
+    # the word it scored below the floor is not chosen while another was read
+    now = [e["new"] for e in rep_ct(ranked)[0].meta["edits"] if e["old"] == "friendly"]
+    assert now and now[0] != chosen[0]
+    assert now[0] in {r.candidate[slice(*r.cand_span)] for r in friendly}
