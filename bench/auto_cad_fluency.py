@@ -63,6 +63,7 @@ WORK = HERE / "_work" / "auto_cad_fluency"
 RESULTS = HERE / "auto_cad_fluency.results.md"
 DATA = ROOT.parent / "shared" / "data"
 BEFORE = "98be6d4"  #: the last commit before the LM scorer and the coverage work
+PREVIOUS = "f10999b"  #: the LM scorer and the coverage work, before the phrase rules and the choice margin
 FLUENCY_LM = "gemma-3-270m"  #: the judge of fluency on short texts: no configuration chooses words with it
 #: the judge on the reviews (Gemma reads them at ~130 tokens/s here); no configuration run on them chose with it
 IMDB_FLUENCY_LM = "smollm2-135m-instruct"
@@ -72,6 +73,7 @@ READING_N = 60
 #: (label, code: "before" or "after", extra parameters, samples it runs on)
 CONFIGS: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
     ("before", "before", {}, ("yelp", "imdb")),
+    (f"previous stop ({PREVIOUS})", PREVIOUS, {}, ("yelp", "imdb")),
     ("after", "after", {}, ("yelp", "imdb")),
     # the LM reads every replacement it ranks: on 245 long reviews that is hours on two cores, so short texts only
     (f"after, fluency_lm={SELECTOR_LM}", "after", {"fluency_lm": SELECTOR_LM}, ("yelp",)),
@@ -119,11 +121,11 @@ def write_tsv(rows: list[dict[str, str]], path: Path) -> None:
             w.writerow([r["text"], r["label"]])
 
 
-def before_tree() -> Path:
-    """A worktree of :data:`BEFORE` (made once)."""
-    tree = WORK / "before-tree"
+def commit_tree(commit: str) -> Path:
+    """A worktree of ``commit`` (made once; :data:`BEFORE`'s is ``before-tree``)."""
+    tree = WORK / ("before-tree" if commit == BEFORE else f"tree-{commit}")
     if not (tree / "src" / "cfaug").is_dir():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), BEFORE], check=True,
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit], check=True,
                        capture_output=True)
     return tree
 
@@ -141,8 +143,8 @@ def run_one(label: str, code: str, params: dict[str, Any], sample: str, data: Pa
     for k, v in params.items():
         cmd += ["-p", f"{k}={v}"]
     env = dict(os.environ)
-    if code == "before":
-        env["PYTHONPATH"] = str(before_tree() / "src")
+    if code != "after":
+        env["PYTHONPATH"] = str(commit_tree(BEFORE if code == "before" else code) / "src")
     timed = ["/usr/bin/time", "-v", *cmd]
     proc = subprocess.run(timed, env=env, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode not in (0, 4, 5):
@@ -154,7 +156,7 @@ def run_one(label: str, code: str, params: dict[str, Any], sample: str, data: Pa
     info = {"label": label, "sample": sample, "run": str(run.relative_to(ROOT)), "wall_s": round(seconds, 1),
             "peak_mb": round(int(peak.group(1)) / 1024) if peak else None,
             "command": " ".join(["cfaug", *cmd[3:]]).replace(str(ROOT) + "/", ""),
-            "code": BEFORE if code == "before" else "this commit"}
+            "code": {"before": BEFORE, "after": "this commit"}.get(code, code)}
     (run / "bench.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return info
 
@@ -169,7 +171,8 @@ def rows_of(run: Path) -> tuple[int, dict[str, tuple[str, str, str]], dict[str, 
             c = r["counterfactuals"][0]
             rows[r["source_id"]] = (c["original_text"], c["text"], c["label"])
         else:
-            why = r.get("reason") or r["status"]
+            # one line per reason, whatever probability it quotes
+            why = re.sub(r"\b[01]\.\d\d\b", "p", r.get("reason") or r["status"])
             reasons[why] = reasons.get(why, 0) + 1
     return items, rows, reasons
 
@@ -384,8 +387,14 @@ def main() -> None:
     ap.add_argument("--ratings", type=Path, help="JSON-lines ratings of the sheet")
     ap.add_argument("--reader", default="a helper agent that saw only the sheet (not the key)",
                     help="who rated the sheet (printed with the table)")
-    ap.add_argument("--only", help="run only the configurations whose label contains this")
+    ap.add_argument("--only", help="run only these configurations (labels, comma-separated; the others' results "
+                    "are read from bench/_work)")
+    ap.add_argument("--config", action="append", default=[], metavar="LABEL:KEY=VALUE;...",
+                    help="also run this code with these parameters on both samples (repeatable)")
     args = ap.parse_args()
+    for spec in args.config:
+        label, _, params = spec.partition(":")
+        CONFIGS.append((label, "after", dict(kv.split("=", 1) for kv in params.split(";") if kv), ("yelp", "imdb")))
     WORK.mkdir(parents=True, exist_ok=True)
     yelp = WORK / "yelp_dev.tsv"
     imdb = WORK / "imdb_dev.tsv"
@@ -396,7 +405,7 @@ def main() -> None:
     infos = json.loads(infos_file.read_text(encoding="utf-8")) if infos_file.exists() else []
     if not args.report_only:
         for label, code, params, on in CONFIGS:
-            if args.only and args.only not in label:
+            if args.only and label not in args.only.split(","):
                 continue
             for sample, path in (("yelp", yelp), ("imdb", imdb)):
                 if sample not in on:

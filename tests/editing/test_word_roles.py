@@ -4,7 +4,7 @@ nice"), the noun of "to death", and the first word of a fixed compound ("happy h
 import pytest
 
 from cfaug.editing.text import tokenize
-from cfaug.editing.word_roles import degree_modifier, in_compound, intensifying_idiom
+from cfaug.editing.word_roles import degree_modifier, fits_idiom, graded_by_idiom, in_compound, intensifying_idiom
 
 
 def index_of(tokens, word):
@@ -73,9 +73,20 @@ def test_fixed_compounds():
     assert in_compound(tokens, index_of(tokens, "awesome")) is False
     tokens = tokenize("Happy Hour")
     assert in_compound(tokens, 0) is True  # case-insensitive
+    tokens = tokenize("thank you daniel for taking care of my car")
+    assert in_compound(tokens, 0) is True  # a formula of thanks, not a verb to flip ("fool you daniel")
     tokens = tokenize("happy staff")
     assert in_compound(tokens, 0) is False
     tokens = tokenize("we were happy. Hour after hour")
     assert in_compound(tokens, index_of(tokens, "happy")) is False  # not across a sentence end
     tokens = tokenize("so happy")
     assert in_compound(tokens, 1) is False  # the last token
+
+
+def test_a_feeling_graded_by_to_death_stays_a_participle():
+    tokens = tokenize("I was bored to death . I was bored .")
+    first, second = [i for i, t in enumerate(tokens) if t.lower == "bored"]
+    assert graded_by_idiom(tokens, first) is True
+    assert graded_by_idiom(tokens, second) is False
+    assert graded_by_idiom(tokenize("bored to tears"), 0) is False
+    assert fits_idiom("excited") and fits_idiom("Thrilled") and not fits_idiom("fun")

@@ -122,3 +122,12 @@ def test_prefix_antonyms(a, b, expected):
     from cfaug.proposers.replacements import prefix_antonyms
 
     assert prefix_antonyms(a, b) is expected
+
+
+def test_a_prefix_antonym_the_texts_never_used_is_still_proposed(lex):
+    # a bigram model of texts that say "unfortunately" and never "fortunately"
+    small = BigramModel().fit([["unfortunately", "it", "was", "bad"], ["unfortunately", "it", "was", "bad"]])
+    assert small.count("fortunately") == 0 and lex.polarity("fortunately") == "positive"
+    p = LexiconProposer(lex, small, None, {}, Weights(antonym=1.5))
+    assert ("fortunately", 1.5) in p.priors("unfortunately", "positive")
+    assert "unfortunately" not in names(p.priors("fortunately", "positive"))  # only the target polarity

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cfaug.editing.lexicon import Lexicon
-from cfaug.editing.negation import negate_complement_taker
+from cfaug.editing.negation import negate_complement_taker, negate_recommendation
 from cfaug.editing.text import Edit, Token, agree_article, match_case
 from cfaug.nlp.inflect import inflect, lemmas
 
@@ -80,10 +80,13 @@ def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str]
              manner: bool = True) -> Edit | None:
     """The edit that flips ``tokens[i]``, an opinion word of ``polarity``, by itself rather than by a proposer's
     replacement: "worth" before its complement is negated
-    (:func:`~cfaug.editing.negation.negate_complement_taker`), and, with ``manner``, a manner adverb
+    (:func:`~cfaug.editing.negation.negate_complement_taker`), so is a recommendation ("Highly recommended"
+    -> "Not recommended", :func:`~cfaug.editing.negation.negate_recommendation`), and, with ``manner``, a manner adverb
     takes its opposite (:func:`manner_edit`); the indefinite article before it agrees ("an ill-conceived" ->
     "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
-    edit = negate_complement_taker(tokens, i, tags) if lexicon.polarity(tokens[i].text) == polarity else None
+    edit = None
+    if lexicon.polarity(tokens[i].text) == polarity:
+        edit = negate_complement_taker(tokens, i, tags) or negate_recommendation(tokens, i, dict(tags))
     if edit is None and manner and manner_polarity(tokens, i, tags, lexicon) == polarity:
         edit = _swap_adverb(tokens[i], polarity)
     return None if edit is None else agree_article(text, tokens, i, edit)

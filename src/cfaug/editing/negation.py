@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from cfaug.editing.lexicon import AUX_AFTER_NT, NEGATED_ONLY, NEGATORS, Lexicon
 from cfaug.editing.text import Edit, Token, match_case
-from cfaug.nlp.inflect import inflect, lemmas
+from cfaug.nlp.inflect import indefinite_article, inflect, lemmas
 
 #: auxiliaries and copulas after which "not" goes
 AUXILIARIES = {"is", "was", "are", "were", "am", "be", "been", "'s", "'re", "'m", "has", "have", "had", "will",
@@ -76,6 +76,52 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", old, "negation-insert")
 
 
+#: degree adverbs of a recommendation ("highly recommended"), which the negation replaces
+_RECOMMEND_DEGREE = frozenset({"highly", "strongly", "definitely", "heartily", "wholeheartedly", "totally",
+                               "really", "absolutely", "thoroughly", "certainly", "very", "hugely"})
+
+
+def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
+    """The negation of a recommendation, which has no opposite word ("recommended" -> "broken" is none):
+    "Highly recommended!" -> "Not recommended!", "it is highly recommended" -> "it is not recommended", "I
+    highly recommend it" -> "I do not recommend it", "I recommend it" -> "I do not recommend it". A degree
+    adverb just before the word gives way to the negation. None for another word, one already negated, or a
+    base form ("would recommend" is a promise, taken back elsewhere; "to recommend")."""
+    tok = tokens[i]
+    if not tok.lower.startswith("recommend") or tok.lower not in ("recommend", "recommends", "recommended"):
+        return None
+    if negated_before(tokens, i):
+        return None
+    tag = tags.get(tok.start, "")
+    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    degree = prev if prev is not None and prev.lower in _RECOMMEND_DEGREE else None
+    if tag in _DO:
+        subject = tokens[i - 2] if degree is not None and i > 1 else prev
+        if subject is None or subject.sentence != tok.sentence or subject.lower in AUXILIARIES:
+            return None
+        first = degree or tok
+        return Edit(first.start, tok.end, f"{match_case(first.text, _DO[tag])} not recommend",
+                    f"{degree.text} {tok.text}" if degree is not None else tok.text, "negation-insert")
+    if tag not in ("VBN", "JJ") and tok.lower == "recommended":
+        tag = "VBN"
+    if tag not in ("VBN", "JJ"):
+        return None
+    if degree is not None:  # "highly recommended" -> "not recommended"; "Highly, hugely" go together
+        k = i - 1
+        while k >= 2 and tokens[k - 1].text == "," and tokens[k - 2].lower in _RECOMMEND_DEGREE \
+                and tokens[k - 2].sentence == tok.sentence:
+            k -= 2
+        first = tokens[k]
+        old = "".join(t.text + " " * (tokens[j + 1].start - t.end) for j, t in enumerate(tokens[k:i - 1], k))
+        return Edit(first.start, degree.end, match_case(first.text, "not"), old + degree.text, "negation-insert")
+    before = prev.lower if prev is not None else ""
+    if before in AUXILIARIES or before.replace("’", "'") in CONTRACTED:
+        return Edit(prev.end, prev.end, " not", "", "negation-insert")
+    if prev is None or not prev.is_word:  # "Recommended!" -> "Not recommended!"
+        return Edit(tok.start, tok.end, f"{match_case(tok.text, 'not')} {tok.lower}", tok.text, "negation-insert")
+    return None
+
+
 #: auxiliaries of a promise or a plan ("we will be back", "I would recommend it")
 _INTENT_AUX = {"will", "'ll", "would", "shall"}
 #: the progressive future ("we are going back", "I'm coming again")
@@ -85,6 +131,19 @@ _PROGRESSIVE_VERBS = {"going", "coming", "heading"}
 CERTAINTY = {"definitely", "certainly", "surely", "absolutely", "undoubtedly", "totally", "sure"}
 #: pronoun contractions ending in an intent auxiliary, as a tokenizer may keep them ("we'll", "I'd")
 _CONTRACTED_INTENT = ("'ll", "’ll", "'d", "’d")
+#: subjects whose promise or plan is the writer's verdict ("we will be back", "you 're going to love it",
+#: "people will enjoy it"); a plural noun subject counts too (by its tag). Not "he", "it" or a relative
+#: pronoun: "he'll take him back if ...", "feelings that would allow us" tell the story.
+_INTENT_SUBJECTS = frozenset({"i", "we", "you", "they", "u", "everyone", "everybody", "anyone", "anybody",
+                              "people", "folks", "kids", "families", "fans"})
+#: words that, earlier in the sentence, make the plan doubted or conditional ("I doubt we'll see it again",
+#: "if you will ..."): "never" there would say the opposite twice or nothing at all
+_INTENT_CANCELLERS = frozenset({"doubt", "doubted", "if", "unless", "whether", "wonder", "why", "how", "hope",
+                                "wish", "whoever", "whatever"})
+#: verbs after which "would" is a wish or a past conditional, not a promise ("I'd love to buy the CD",
+#: "would have been"), and "have" after any future ("will have to")
+_NOT_INTENT_VERBS = frozenset({"love", "like", "prefer", "rather", "have", "want", "hate", "wish", "say", "think",
+                               "guess", "imagine", "expect", "bet"})
 
 
 def intent_negation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> tuple[tuple[int, ...], Edit] | None:
@@ -113,13 +172,33 @@ def intent_negation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> tu
     if progressive:
         if verb.lower not in _PROGRESSIVE_VERBS:
             return None
-    elif tags and tags.get(verb.start, "") != "VB":
+    elif (tags and tags.get(verb.start, "") != "VB") or verb.lower in _NOT_INTENT_VERBS:
+        return None
+    if not _intent_subject(tokens, i, tags) or any(
+            t.lower in _INTENT_CANCELLERS for t in tokens[:i] if t.sentence == tok.sentence):
         return None
     if adverb is not None:
         word = tokens[adverb]
         edit = Edit(word.start, word.end, match_case(word.text, "never"), word.text, "replace")
         return (i, adverb, j), edit
     return (i, j), Edit(tok.end, tok.end, " never", "", "negation-insert")
+
+
+def _intent_subject(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> bool:
+    """Whether the auxiliary ``tokens[i]`` has a subject of :data:`_INTENT_SUBJECTS` (inside its own
+    contraction, "we'll", or the word before it, across a split "we ' ll") or a plural noun (``NNS``)."""
+    tok = tokens[i]
+    low = tok.lower.replace("’", "'")
+    for suffix in ("'ll", "'d", "'re", "'m", "'s"):
+        if low.endswith(suffix) and len(low) > len(suffix):
+            return low[: -len(suffix)] in _INTENT_SUBJECTS
+    k = i - 1
+    if k >= 0 and tokens[k].text in ("'", "’"):
+        k -= 1
+    if k < 0 or tokens[k].sentence != tok.sentence:
+        return False
+    subject = tokens[k]
+    return subject.lower in _INTENT_SUBJECTS or tags.get(subject.start, "") == "NNS"
 
 
 def negated_before(tokens: Sequence[Token], i: int) -> bool:
@@ -143,7 +222,8 @@ _CLAUSE_END = {",", ";", ":", ".", "!", "?", "but", "and", "or", "because", "tho
                "-", "(", ")"}
 
 
-def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Lexicon | None = None) -> Edit:
+def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Lexicon | None = None,
+                    tags: dict[int, str] | None = None) -> Edit:
     """Remove the negator ``tokens[i]`` ("not good" -> "good", "won't" -> "will").
 
     With ``text`` (the text the tokens index), the sentence stays idiomatic: do-support collapses into the
@@ -151,7 +231,13 @@ def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Le
     question, where "do" is an imperative or an inversion), and the first negative-polarity word of the
     clause takes its positive form ("never saw anything" -> "saw something"; "isn't any better" -> "is
     better"). Words between the negator and that word stay as they are; ``lexicon`` (an opinion lexicon)
-    keeps the edit from spanning an opinion word, which another edit may need."""
+    keeps the edit from spanning an opinion word, which another edit may need. With ``text`` and ``tags``
+    (Penn tags by token start), the determiner "no" becomes the article its noun needs
+    (:func:`determiner_no`): "there is no edge to it" -> "there is an edge to it"."""
+    if text and tags and tokens[i].lower == "no":
+        edit = determiner_no(tokens, i, text, tags)
+        if edit is not None:
+            return edit
     bare = _bare_removal(tokens, i)
     if not text:
         return bare
@@ -172,6 +258,60 @@ def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Le
     if not new:  # the negator goes with one space next to it
         middle = middle.lstrip() if start == 0 or text[start - 1].isspace() else middle
     return Edit(start, npi_end, new + middle + replacement, text[start:npi_end], "negation")
+
+
+#: nouns read as mass nouns in reviews: "no X" becomes "some X", not "a X" ("no chemistry" -> "some chemistry")
+MASS_NOUNS = frozenset({
+    "time", "money", "sense", "chemistry", "tension", "suspense", "humor", "humour", "talent", "effort", "logic",
+    "acting", "dialogue", "dialog", "music", "action", "substance", "depth", "emotion", "fun", "help", "interest",
+    "energy", "information", "advice", "service", "food", "flavor", "flavour", "taste", "seasoning", "salt",
+    "meat", "parking", "room", "space", "respect", "class", "charm", "style", "wit", "development", "continuity",
+    "originality", "creativity", "imagination", "intelligence", "suspense", "violence", "gore", "nudity", "sex",
+    "romance", "drama", "comedy", "plot", "character", "direction", "editing", "pacing", "atmosphere", "value",
+    "attention", "care", "customer", "patience", "communication", "water", "sauce", "cheese", "butter", "rice",
+    "coffee", "beer", "wine", "air", "light", "noise", "evidence", "progress", "knowledge", "experience",
+})
+#: degree words of "no" that go with it ("absolutely no idea" -> "an idea", not "absolutely an idea")
+_DEGREE_OF_NO = frozenset({"absolutely", "virtually", "almost", "literally", "simply", "practically", "nearly",
+                           "basically", "just", "really"})
+#: tags of the words of the noun phrase after "no"
+_NOUN_PHRASE_TAGS = frozenset({"JJ", "JJR", "JJS", "NN", "NNS", "VBG", "VBN"})
+
+
+def determiner_no(tokens: Sequence[Token], i: int, text: str, tags: dict[int, str]) -> Edit | None:
+    """The removal of the determiner "no" (``tokens[i]``) that keeps its noun phrase English: the article a
+    singular count noun needs ("there was no look at" -> "there was a look at", "no interesting idea" -> "an
+    interesting idea"), "some" before a mass noun of :data:`MASS_NOUNS` ("no chemistry" -> "some
+    chemistry"), nothing before a plural ("no redeeming qualities" -> "redeeming qualities"). A degree word
+    before it goes too ("absolutely no idea" -> "an idea"). "no one" becomes "everyone". None when no noun
+    (by ``tags``) heads the words after it within three tokens ("no longer", "No, ..."): the plain removal
+    applies."""
+    tok = tokens[i]
+    nxt = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
+    if nxt is not None and nxt.lower == "one":  # "No one cares" -> "Everyone cares"
+        return Edit(tok.start, nxt.end, match_case(tok.text, "everyone"), text[tok.start:nxt.end], "negation")
+    head = None
+    for j in range(i + 1, min(len(tokens), i + 4)):
+        t = tokens[j]
+        tag = tags.get(t.start, "")
+        if t.sentence != tok.sentence or not t.is_word or tag not in _NOUN_PHRASE_TAGS:
+            break
+        if tag.startswith("NN"):
+            head = j
+        elif head is not None:
+            break
+    if head is None or tokens[i + 1].lower in ("longer", "more", "less", "matter", "doubt", "way", "wonder"):
+        return None
+    start = tok.start
+    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    if prev is not None and prev.lower in _DEGREE_OF_NO:
+        start = prev.start
+    first = text[start:tok.end]
+    following = tokens[i + 1]
+    if tags.get(tokens[head].start) == "NNS":  # the plural stands alone
+        return Edit(start, tok.end, "", first, "negation")
+    word = "some" if tokens[head].lower in MASS_NOUNS else indefinite_article(following.text)
+    return Edit(start, tok.end, match_case(first, word), first, "negation")
 
 
 def _bare_removal(tokens: Sequence[Token], i: int) -> Edit:

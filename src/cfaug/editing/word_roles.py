@@ -93,11 +93,24 @@ def intensifying_idiom(tokens: Sequence[Token], i: int, tags: Mapping[int, str])
                                                       or before.lower in ("it", "them", "me", "him", "her"))
 
 
+def graded_by_idiom(tokens: Sequence[Token], i: int) -> bool:
+    """Whether "to death" follows token ``i`` in its sentence ("bored to death"): the idiom grades a
+    feeling, so a replacement must be a participle too ("thrilled to death"; "fun to death" is no English)."""
+    after = [t.lower for t in tokens[i + 1: i + 3] if t.sentence == tokens[i].sentence]
+    return after == ["to", "death"]
+
+
+def fits_idiom(word: str) -> bool:
+    """Whether ``word`` can stand before "to death" (see :func:`graded_by_idiom`): a participle in -ed."""
+    return word.lower().endswith("ed")
+
+
 #: word pairs that name a thing, whose opinion word is no opinion ("happy hour", "fine dining")
 FIXED_COMPOUNDS = frozenset({("happy", "hour"), ("fine", "dining"), ("good", "luck"), ("good", "morning"),
                              ("good", "night"), ("good", "afternoon"), ("good", "evening"), ("free", "range"),
                              ("hot", "dog"), ("hot", "dogs"), ("sweet", "potato"), ("sweet", "potatoes"),
-                             ("sweet", "tea"), ("sour", "cream"), ("best", "buy"), ("dollar", "store")})
+                             ("sweet", "tea"), ("sour", "cream"), ("best", "buy"), ("dollar", "store"),
+                             ("thank", "you")})
 
 
 def in_compound(tokens: Sequence[Token], i: int) -> bool:

@@ -214,7 +214,14 @@ class LexiconProposer:
         order = [i for i in np.argsort(-score)
                  if vocab[i] != word and (i in bonus or (score[i] >= self.min_prior
                                                           and vocab[i].endswith("ly") == adverb))]
-        return [(vocab[i], float(score[i])) for i in order[: self.top_n]]
+        out = [(vocab[i], float(score[i])) for i in order[: self.top_n]]
+        # a prefix antonym the lexicon lists is proposed even when the texts never used it
+        # ("unfortunately" -> "fortunately" in a few reviews that only say "unfortunately")
+        unseen = sorted(w for w in (*prefix_forms(word), *prefix_forms(query)) if w not in self._vocab_set[polarity]
+                        and self.lexicon.polarity(w) == polarity and w not in NEGATED_ONLY)
+        if unseen:
+            out = sorted(out + [(w, self.w.antonym) for w in unseen], key=lambda ws: -ws[1])[: self.top_n]
+        return out
 
     def by_context(self, req: ReplacementRequest) -> list[tuple[str, float]]:
         """Candidates for a word no vector describes (one C found outside the lexicon, "salty"): the target

@@ -178,3 +178,4 @@ def test_fluency_lm_reranks_the_replacements_of_a_term_in_its_sentence(method, t
     now = [e["new"] for e in rep_ct(ranked)[0].meta["edits"] if e["old"] == "friendly"]
     assert now and now[0] != chosen[0]
     assert now[0] in {r.candidate[slice(*r.cand_span)] for r in friendly}
+

@@ -37,9 +37,11 @@ class AutoCADConfig:
         "sentiment tasks with the labels negative/positive), a labelled file, or none (C reads only the training "
         "data). C trained on a few hundred reviews knows few opinion words; the sample makes its importance "
         "scores and confidence steadier and lets a one-label file run", fit=True)
-    bigram_background: bool = param(True, "the bigram model that judges how a replacement fits its neighbours "
-                                    "also reads the classifier_background texts (a few hundred input texts make "
-                                    "a thin model)", fit=True)
+    bigram_background: bool = param(False, "the bigram model that judges how a replacement fits its neighbours, "
+                                    "and whose words the lexicon proposer offers, also reads the "
+                                    "classifier_background texts: more proposals for a small input, but from "
+                                    "other domains ('cruel stereotypes' -> 'delicious stereotypes' in a film "
+                                    "review; see docs/methods/auto-cad.md)", fit=True)
     folds: int = param(5, "C trained on the training data is cross-fitted: each text is judged by a model not "
                        "trained on it", min=1, max=100, fit=True)
     mlm: str | None = param(None, "local path of a masked LM proposing replacements (default: lexicon ranker)", fit=True)
@@ -67,8 +69,10 @@ class AutoCADConfig:
     synonym_min_similarity: float = param(0.5, "variants with syn: embedding cosine a synonym must have with the "
                                           "word it replaces", min=-1.0, max=1.0)
     top_candidates: int = param(20, "replacement candidates scored in context per term", min=1, max=1000)
-    replace: str = param("all", "REP-CT: all causal terms, or until-flip (stop at the first flip)",
-                         choices=("all", "until-flip"))
+    replace: str = param("all", "REP-CT: all causal terms, until-flip (stop at the first flip) or weighed (the terms "
+                         "whose Eq. 1 importance says they support the source label, and no other: a word C does not "
+                         "weigh stays as written even when C has not flipped)",
+                         choices=("all", "until-flip", "weighed"))
     classifier_weight: float = param(2.0, "weight of the classifier's movement when choosing a replacement", min=0.0)
     lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
     antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)

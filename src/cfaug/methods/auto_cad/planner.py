@@ -21,6 +21,7 @@ from cfaug.editing.negation import intent_negation, negate_predicate, negator_re
 from cfaug.editing.ngram import BigramModel
 from cfaug.editing.scores import score_edits
 from cfaug.editing.text import Edit, Token, agree_article, apply_edits, match_case, sentence_members
+from cfaug.editing.word_roles import fits_idiom, graded_by_idiom
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
 from cfaug.methods.auto_cad.config import AutoCADConfig
 from cfaug.methods.auto_cad.progressive import ContextSampler, EditedText, replace_in_order, substitute_synonyms
@@ -28,6 +29,9 @@ from cfaug.proposers.replacements import ReplacementRequest
 
 #: what ranks a replacement the causal LM did not read (or read below its floor) after those it did
 UNREAD = 1e6
+#: replacements kept per term: the next one stands in when another term of the sentence took the best
+#: ("dull and stupid" -> "fun and brilliant", not "brilliant and brilliant"; see _distinct_choices)
+SPARE_OPTIONS = 3
 
 #: a planned rewrite: the item's index, its variant (rm-ct, rep-ct, syn), its edits, the causal terms they
 #: edit, and notes for its meta
@@ -79,7 +83,8 @@ class EditPlanner:
                 for t in sorted((t for t in terms if t.kind != "promise"), key=lambda t: -t.importance):
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = sorted(firsts.values(), key=lambda t: t.head)
-                pending.append((i, "rm-ct", [self._removal(tokens, t, item.record.text()) for t in order], order, {}))
+                pending.append((i, "rm-ct", [self._removal(tokens, t, item.record.text(), tags[i]) for t in order],
+                                 order, {}))
             elif "rm" in variants and ranked:
                 # hierarchical removal: the most important term of each sentence first, then the others,
                 # until the classifier flips (or all of them with replace="all")
@@ -87,7 +92,7 @@ class EditPlanner:
                 for t in ranked:
                     firsts.setdefault(tokens[t.head].sentence, t)
                 order = list(firsts.values()) + [t for t in ranked if t not in firsts.values()]
-                edits, used = self._until_flip(clf, item, [(self._removal(tokens, t, item.record.text()), t)
+                edits, used = self._until_flip(clf, item, [(self._removal(tokens, t, item.record.text(), tags[i]), t)
                                                            for t in order])
                 pending.append((i, "rm-ct", edits, used, {}))
             if "rep" in variants:
@@ -166,6 +171,9 @@ class EditPlanner:
                 requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
                 where.append((i, t))
         proposals = self.proposer.propose(requests) if requests else []
+        # "bored to death" -> "thrilled to death", never "fun to death"
+        proposals = [[c for c in cands if fits_idiom(c[0])] if graded_by_idiom(docs[i][0], t.head) else cands
+                     for (i, t), cands in zip(where, proposals)]
         # classifier movement toward the target for every (term, candidate), in one batch
         texts: dict[str, int] = {}
         cand_texts = []
@@ -205,7 +213,8 @@ class EditPlanner:
             tok = tokens[t.head]
             scored: list[tuple[float, Edit]] = []
             if cands:
-                for k in np.argsort(-total, kind="stable")[: c.alternatives]:
+                # the options of the alternatives, and a few more for a word another term already took
+                for k in np.argsort(-total, kind="stable")[: max(c.alternatives, SPARE_OPTIONS)]:
                     edit = Edit(tok.start, tok.end, match_case(tok.text, cands[k][0]), tok.text, "replace")
                     scored.append((float(total[k]), agree_article(text_of[i], tokens, t.head, edit)))
             if neg_row is not None:
@@ -237,7 +246,7 @@ class EditPlanner:
             for a in range(c.alternatives):
                 # alternative a takes each term's a-th option (its last when it has fewer)
                 plan = _one_negator(_distinct_choices(options[i], a, tokens), tokens)
-                plan += [(self._removal(tokens, t, text_of[i]), t) for t in terms if t.kind == "negation"]
+                plan += [(self._removal(tokens, t, text_of[i], tags[i]), t) for t in terms if t.kind == "negation"]
                 plan = [(e, t) for e, t in plan
                         if not any(e.start < hi and lo < e.end or e.start == lo for lo, hi in taken)]
                 plan.sort(key=lambda et: -et[1].importance)
@@ -286,7 +295,8 @@ class EditPlanner:
 
     def _until_flip(self, clf: Any, item: WorkItem, plan: list[tuple[Edit, CausalTerm]]) -> tuple[list[Edit], list[CausalTerm]]:
         """Apply edits in order: all with positive importance (``replace="all"``) or until the classifier
-        flips, then the rest one by one until it does."""
+        flips, then the rest one by one until it does; with ``replace="weighed"`` those with positive importance
+        and no other (when there is one)."""
         text = item.record.text()
         labels = list(clf.labels)
         tcol = labels.index(item.target) if item.target in labels else 0
@@ -296,6 +306,8 @@ class EditPlanner:
         flip_at = next((k for k, p in enumerate(probs) if p > self.config.min_target_prob), None)
         if self.config.replace == "all":
             n = max(positive, (flip_at + 1) if flip_at is not None else len(plan))
+        elif self.config.replace == "weighed" and positive:
+            n = positive
         else:
             n = (flip_at + 1) if flip_at is not None else len(plan)
         n = max(1, min(n, len(plan)))
@@ -335,20 +347,23 @@ class EditPlanner:
             j += 1
         return edits
 
-    def _removal(self, tokens: Sequence[Token], term: CausalTerm, text: str = "") -> Edit:
-        return removal(tokens, term, text, self.lexicon, idiomatic=self.config.negator_removal == "idiomatic")
+    def _removal(self, tokens: Sequence[Token], term: CausalTerm, text: str = "",
+                 tags: dict[int, str] | None = None) -> Edit:
+        return removal(tokens, term, text, self.lexicon, idiomatic=self.config.negator_removal == "idiomatic",
+                       tags=tags)
 
 
 def removal(tokens: Sequence[Token], term: CausalTerm, text: str = "", lexicon: Lexicon | None = None, *,
-            idiomatic: bool = True) -> Edit:
+            idiomatic: bool = True, tags: dict[int, str] | None = None) -> Edit:
     """RM-CT's edit of ``term``: a word goes (with ``text``, the text the tokens index, its article agrees
     with what follows), a negation phrase loses its negator (kept idiomatic with ``text`` and
-    ``idiomatic``; see :func:`~cfaug.editing.negation.negator_removal`)."""
+    ``idiomatic``, and with ``tags``, Penn tags by token start, "no" leaves the article its noun needs; see
+    :func:`~cfaug.editing.negation.negator_removal`)."""
     tok = tokens[term.head]
     if term.kind == "word":
         edit = Edit(tok.start, tok.end, "", tok.text, "remove")
         return agree_article(text, tokens, term.head, edit) if text else edit
-    return negator_removal(tokens, term.head, text if idiomatic else "", lexicon)
+    return negator_removal(tokens, term.head, text if idiomatic else "", lexicon, tags if idiomatic else None)
 
 
 def _request(tokens: Sequence[Token], i: int, target_polarity: str, tag: str = "") -> ReplacementRequest:
