@@ -90,3 +90,16 @@ def test_a_feeling_graded_by_to_death_stays_a_participle():
     assert graded_by_idiom(tokens, second) is False
     assert graded_by_idiom(tokenize("bored to tears"), 0) is False
     assert fits_idiom("excited") and fits_idiom("Thrilled") and not fits_idiom("fun")
+
+
+def test_a_short_quotation_is_a_title():
+    from cfaug.editing.word_roles import in_name, in_short_quote
+
+    tokens = tokenize('Check out Wikipedia for "dark area". Unfortunately "dark area" has fans.')
+    darks = [i for i, t in enumerate(tokens) if t.lower == "dark"]
+    assert len(darks) == 2 and all(in_short_quote(tokens, i) and in_name(tokens, i, {}) for i in darks)
+    tokens = tokenize('He said "this is a dark and boring film" twice. A dark "film".')
+    first, second = [i for i, t in enumerate(tokens) if t.lower == "dark"]
+    assert in_short_quote(tokens, first) is False  # a quoted sentence: an opinion
+    assert in_short_quote(tokens, second) is False  # outside the quotation marks
+    assert in_short_quote(tokenize("a dark film"), 1) is False

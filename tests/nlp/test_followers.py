@@ -35,3 +35,11 @@ def test_fits_compares_the_replacement_with_the_replaced_word():
     assert fits("ripped", "zzyzx", "VERB", "off")  # the table cannot judge the replacement
     assert fits("beautiful", "awful", "ADJ", "in")
     assert not fits("sucked", "enjoyed", "VERB", ".") and fits("loved", "hated", "VERB", "it")
+
+
+def test_on_after_a_verb_of_continuing_is_a_particle():
+    from cfaug.nlp.followers import fits
+
+    assert fits("drags", "rewards", "VERB", "on") is False  # "it just drags on and on"
+    assert fits("drags", "moves", "VERB", "on") is True
+    assert fits("relies", "draws", "VERB", "on") is True  # "on" after any other verb is not judged by name

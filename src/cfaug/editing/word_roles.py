@@ -54,7 +54,7 @@ def in_name(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
     capitalised word a proper noun (a lower-case word is none, whatever the tagger says: it reads
     "charming" as NNP), or it is capitalised (not all capitals, which is emphasis), not the first word of
     its sentence, and next to another capitalised word ("we saw Great Expectations", "in Hot Millions",
-    "The Good Shepherd")."""
+    "The Good Shepherd"), or it stands in a short quotation (:func:`in_short_quote`)."""
     if tags.get(tokens[i].start) in PROPER_NOUN_TAGS and tokens[i].text[:1].isupper():
         return True
 
@@ -63,7 +63,29 @@ def in_name(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
         return w[:1].isupper() and not (len(w) > 1 and w.isupper()) and tokens[k].sentence == tokens[i].sentence
 
     first = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
-    return not first and titled(i) and (titled(i - 1) or titled(i + 1))
+    return (not first and titled(i) and (titled(i - 1) or titled(i + 1))) or in_short_quote(tokens, i)
+
+
+QUOTES = frozenset({'"', "“", "”", "''", "``"})  #: tokens that open or close a quotation
+#: a quotation of at most this many words is taken for a title or a term, not an opinion ("dark area")
+SHORT_QUOTE_WORDS = 3
+
+
+def in_short_quote(tokens: Sequence[Token], i: int) -> bool:
+    """Whether token ``i`` stands inside quotation marks around at most :data:`SHORT_QUOTE_WORDS` words of its
+    sentence ('Check out Wikipedia for "dark area"'): a title or a term someone used, which a rewrite keeps."""
+    sentence = tokens[i].sentence
+    words = 1
+    left = i - 1
+    while left >= 0 and tokens[left].sentence == sentence and tokens[left].text not in QUOTES:
+        words += 1
+        left -= 1
+    right = i + 1
+    while right < len(tokens) and tokens[right].sentence == sentence and tokens[right].text not in QUOTES:
+        words += 1
+        right += 1
+    found = left >= 0 and right < len(tokens) and tokens[left].text in QUOTES and tokens[right].text in QUOTES
+    return found and tokens[left].sentence == tokens[right].sentence == sentence and words <= SHORT_QUOTE_WORDS
 
 
 #: tags of a word a degree adverb can grade ("incredibly nice", "really well", "extremely disappointed")

@@ -126,8 +126,24 @@ def fits(word: str, replacement: str, upos: str, next_word: str) -> bool:
 
     >>> fits("tired", "clean", "ADJ", "of"), fits("devoid", "worthy", "ADJ", "of"), fits("great", "awful", "ADJ", "in")
     (False, True, True)
+
+    "on" after one of the verbs of :data:`ON_PARTICLE` is a particle: only another of them fits there.
+
+    >>> fits("drags", "rewards", "VERB", "on"), fits("drags", "moves", "VERB", "on"), fits("relies", "draws", "VERB", "on")
+    (False, True, True)
     """
+    if upos == "VERB" and next_word == "on" and _on_particle(word) and not _on_particle(replacement):
+        return False  # "drags on and on" never becomes "rewards on and on"
     cand = share(replacement, upos, next_word)
     if cand is None:
         return True
     return cand >= RELATIVE_SHARE * max(share(word, upos, next_word) or 0.0, FLOOR_SHARE)
+
+
+#: verbs whose "on" is a particle that means "continues" ("drags on", "goes on", "rambles on"): "on" is
+#: not judged by the table (it begins adjuncts after nearly any verb), so these are judged by name
+ON_PARTICLE = frozenset({"drag", "go", "carry", "keep", "ramble", "plod", "drone", "wear", "move", "hang"})
+
+
+def _on_particle(word: str) -> bool:
+    return bool(set(lemmas(word.lower()).get("VERB", ())) & ON_PARTICLE)

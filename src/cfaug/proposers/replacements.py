@@ -215,10 +215,12 @@ class LexiconProposer:
                  if vocab[i] != word and (i in bonus or (score[i] >= self.min_prior
                                                           and vocab[i].endswith("ly") == adverb))]
         out = [(vocab[i], float(score[i])) for i in order[: self.top_n]]
-        # a prefix antonym the lexicon lists is proposed even when the texts never used it
-        # ("unfortunately" -> "fortunately" in a few reviews that only say "unfortunately")
-        unseen = sorted(w for w in (*prefix_forms(word), *prefix_forms(query)) if w not in self._vocab_set[polarity]
-                        and self.lexicon.polarity(w) == polarity and w not in NEGATED_ONLY)
+        # an adverb's prefix antonym the lexicon lists is proposed even when the texts never used it
+        # ("unfortunately" -> "fortunately" in a few reviews that only say "unfortunately"; an adjective's,
+        # "illogical" for "logical", reads weaker than the words the texts offer, and is not)
+        unseen = sorted(w for w in (*prefix_forms(word), *prefix_forms(query)) if adverb
+                        and w not in self._vocab_set[polarity] and self.lexicon.polarity(w) == polarity
+                        and w not in NEGATED_ONLY)
         if unseen:
             out = sorted(out + [(w, self.w.antonym) for w in unseen], key=lambda ws: -ws[1])[: self.top_n]
         return out
