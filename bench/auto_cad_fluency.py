@@ -16,7 +16,11 @@ Configurations (each a ``cfaug augment`` of the sample, default settings unless 
 
 * ``before``: the code before this change (commit ``BEFORE``, checked out into ``bench/_work`` as a git
   worktree and run from there);
+* ``previous stop``: an intermediate commit (``PREVIOUS``: the LM scorer and the wider coverage, with the
+  shipped sample in the bigram model), run the same way;
 * ``after``: this code's defaults;
+* ``after, bigram_background=true``, ``after, replace=weighed``: the settings the defaults were chosen
+  against;
 * ``after, fluency_lm=smollm2-135m-instruct``: REP-CT's replacements also ranked by SmolLM2's span score
   (Yelp only: on the long reviews it would take hours on two cores).
 
@@ -75,6 +79,9 @@ CONFIGS: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
     ("before", "before", {}, ("yelp", "imdb")),
     (f"previous stop ({PREVIOUS})", PREVIOUS, {}, ("yelp", "imdb")),
     ("after", "after", {}, ("yelp", "imdb")),
+    # what the defaults were chosen against: the previous default, and fewer edits
+    ("after, bigram_background=true", "after", {"bigram_background": "true"}, ("yelp", "imdb")),
+    ("after, replace=weighed", "after", {"replace": "weighed"}, ("yelp", "imdb")),
     # the LM reads every replacement it ranks: on 245 long reviews that is hours on two cores, so short texts only
     (f"after, fluency_lm={SELECTOR_LM}", "after", {"fluency_lm": SELECTOR_LM}, ("yelp",)),
 ]
@@ -313,7 +320,8 @@ def fmt(v: Any, spec: str = ".2f") -> str:
 def report(infos: list[dict[str, Any]], ratings: Path | None, reader_note: str) -> None:
     judges = Judges()
     lines = ["# auto-CAD on short texts: coverage, flips and fluency, before and after", "",
-             "Command: `python bench/auto_cad_fluency.py`" + (f" then `--ratings {ratings}`" if ratings else ""), "",
+             "Command: `python bench/auto_cad_fluency.py`" + (f" then `--sheet --ratings {ratings}`" if ratings else ""),
+             "",
              f"Machine: {platform.platform()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}; "
              f"{datetime.now(timezone.utc):%Y-%m-%d}. `before` is commit {BEFORE}, run from a worktree of it.", "",
              "Dev data only (Yelp dev sentences of the sentiment-transfer data, CAD-IMDB dev). Independent judge: "
@@ -321,7 +329,9 @@ def report(infos: list[dict[str, Any]], ratings: Path | None, reader_note: str) 
              f"general sample. Fluency LM: {FLUENCY_LM} (converted from its GGUF package); no configuration chose "
              f"words with it (`after` chooses with a bigram model, the fluency_lm row with {SELECTOR_LM}). "
              "Perplexity ratio: mean perplexity of the rewrites / mean perplexity of their originals (the issue's "
-             "measure), and the median of per-row ratios.", ""]
+             "measure), and the median of per-row ratios. Wall seconds and peak memory are of one run each, "
+             "taken when it ran (each run's `bench.json`); runs of different days, or beside other jobs on the "
+             "two cores, are not comparable in time.", ""]
     _, human = imdb_dev()
     for sample, title, lm in (("yelp", "Yelp dev, 400 sentences", FLUENCY_LM),
                               ("imdb", "CAD-IMDB dev, 245 reviews", IMDB_FLUENCY_LM)):
@@ -387,8 +397,8 @@ def main() -> None:
     ap.add_argument("--ratings", type=Path, help="JSON-lines ratings of the sheet")
     ap.add_argument("--reader", default="a helper agent that saw only the sheet (not the key)",
                     help="who rated the sheet (printed with the table)")
-    ap.add_argument("--only", help="run only these configurations (labels, comma-separated; the others' results "
-                    "are read from bench/_work)")
+    ap.add_argument("--only", action="append", default=[], metavar="LABEL",
+                    help="run only this configuration (repeatable; the others' results are read from bench/_work)")
     ap.add_argument("--config", action="append", default=[], metavar="LABEL:KEY=VALUE;...",
                     help="also run this code with these parameters on both samples (repeatable)")
     args = ap.parse_args()
@@ -405,7 +415,7 @@ def main() -> None:
     infos = json.loads(infos_file.read_text(encoding="utf-8")) if infos_file.exists() else []
     if not args.report_only:
         for label, code, params, on in CONFIGS:
-            if args.only and label not in args.only.split(","):
+            if args.only and label not in args.only:
                 continue
             for sample, path in (("yelp", yelp), ("imdb", imdb)):
                 if sample not in on:
