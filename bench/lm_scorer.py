@@ -2,8 +2,9 @@
 packaged GGUF models (``smollm2-135m-instruct``, ``gemma-3-270m``).
 
     python bench/lm_scorer.py                      # the full run: writes bench/lm_scorer.results.md
-    python bench/lm_scorer.py --limit 50           # a quick run on 50 sentences (results under bench/_work)
+    python bench/lm_scorer.py --limit 50           # a quick run on 50 sentences (all under bench/_work/lm_scorer/limit50)
     python bench/lm_scorer.py --models smollm2-135m-instruct --data DIR
+    python bench/lm_scorer.py --resume             # finish an interrupted run (keeps what it finished)
     python bench/lm_scorer.py --report-only        # the results file again from bench/_work/lm_scorer
 
 Data (``--data``, default ``../shared/data`` beside the repository; dev split only): 1,000 Yelp sentences,
@@ -27,7 +28,7 @@ that process alone), with ``CFAUG_MODEL_STORE`` set to ``bench/_work/lm_scorer/s
 The measured processes run with ``OMP_WAIT_POLICY=PASSIVE`` (``--omp-wait-policy``): on two shared cores torch's
 default, threads that spin while they wait, made scoring several times slower whenever another process ran.
 
-Writes ``bench/lm_scorer.results.md`` (with ``--limit``: ``bench/_work/lm_scorer/results.limit<N>.md``); raw
+Writes ``bench/lm_scorer.results.md`` (with ``--limit``: ``bench/_work/lm_scorer/limit<N>/results.limit<N>.md``); raw
 figures go to ``bench/_work/lm_scorer/``.
 """
 
@@ -162,7 +163,7 @@ def work_score(model: str, texts: list[str]) -> dict[str, Any]:
             "rerun_s": t2 - t1, "rerun_same": same, "peak_end_mb": _peak_mb()}
 
 
-def work_planner(model: str, texts: list[str]) -> dict[str, Any]:
+def work_planner(model: str, texts: list[str], partial: Path | None = None) -> dict[str, Any]:
     from cfaug.judges.causal_lm import _text_key
 
     scorer, info = _load(model)
@@ -182,12 +183,15 @@ def work_planner(model: str, texts: list[str]) -> dict[str, Any]:
         return elapsed, cpu, hits, out
 
     first_s, first_cpu, first_hits, first = run()
+    out = {**info, "sentences": len(texts), "requests": sum(len(c) for c in calls), "calls": len(calls),
+           "distinct_texts": len(distinct), "tokens": _tokens(scorer, distinct), "planner_s": first_s,
+           "planner_cpu_s": first_cpu, "first_hits": first_hits, "peak_first_mb": _peak_mb()}
+    if partial is not None:  # the first pass survives a process ended during the rerun
+        partial.write_text(json.dumps(out) + "\n", encoding="utf-8")
     rerun_s, _, rerun_hits, second = run()
-    return {**info, "sentences": len(texts), "requests": sum(len(c) for c in calls), "calls": len(calls),
-            "distinct_texts": len(distinct), "tokens": _tokens(scorer, distinct), "planner_s": first_s,
-            "planner_cpu_s": first_cpu,
-            "first_hits": first_hits, "rerun_s": rerun_s, "rerun_hits": rerun_hits, "rerun_same": first == second,
-            "peak_end_mb": _peak_mb()}
+    diff = max(abs(x - y) for a, b in zip(first, second) for x, y in zip(a, b))
+    return {**out, "rerun_s": rerun_s, "rerun_hits": rerun_hits, "rerun_same": first == second,
+            "rerun_max_diff": diff, "peak_end_mb": _peak_mb()}
 
 
 def work_batch(model: str, texts: list[str], batch_size: int) -> dict[str, Any]:
@@ -206,7 +210,7 @@ def worker(args: argparse.Namespace) -> None:
     elif args.worker == "score":
         out = work_score(args.model, texts)
     elif args.worker == "planner":
-        out = work_planner(args.model, texts)
+        out = work_planner(args.model, texts, Path(args.result + ".partial"))
     else:
         out = work_batch(args.model, texts, args.batch_size)
     Path(args.result).write_text(json.dumps(out) + "\n", encoding="utf-8")
@@ -220,6 +224,7 @@ def run_worker(kind: str, model: str, texts: list[str], store: Path, tag: str, b
     data.write_text(json.dumps(texts), encoding="utf-8")
     result = WORK / f"{tag}.json"
     result.unlink(missing_ok=True)
+    Path(f"{result}.partial").unlink(missing_ok=True)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--model", model, "--texts", str(data),
            "--result", str(result), "--batch-size", str(batch_size)]
     env = {**os.environ, "CFAUG_MODEL_STORE": str(store), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -227,8 +232,12 @@ def run_worker(kind: str, model: str, texts: list[str], store: Path, tag: str, b
         env["OMP_WAIT_POLICY"] = wait_policy
     load = os.getloadavg()[0]
     proc = subprocess.run(["/usr/bin/time", "-v", *cmd], env=env, capture_output=True, text=True, cwd=ROOT)
+    partial = Path(f"{result}.partial")
     if proc.returncode != 0 or not result.exists():
-        raise SystemExit(f"{tag} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        if not partial.exists():
+            raise SystemExit(f"{tag} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        result.write_text(partial.read_text(encoding="utf-8"), encoding="utf-8")  # the first pass, kept
+        print(f"{tag} ended ({proc.returncode}) during the rerun; its first pass is kept", flush=True)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", proc.stderr)
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     parts = [float(x) for x in wall.group(1).split(":")] if wall else [float("nan")]
@@ -255,6 +264,10 @@ def report(args: argparse.Namespace, command: str, started: datetime, res: dict[
     models = [m for m in args.models if m in res]
     lines = ["# Cost of the causal-LM scorer per 1,000 short sentences", "",
              f"Command: `{command}`", "",
+             *[f"Resumed with `{r.get('command', 'python bench/lm_scorer.py --resume')}` at "
+               f"{r['at'][:16].replace('T', ' ')} UTC after the run "
+               "was interrupted: the measures it had finished were kept, these were run then: "
+               f"{', '.join(r['ran']) or 'none'}.\n" for r in getattr(args, "resumed", [])],
              f"Date: {started:%Y-%m-%d %H:%M} UTC. Machine: {platform.platform()}, {os.cpu_count()} CPU cores "
              f"({platform.machine()}), Python {platform.python_version()}, torch {torch.__version__}, transformers "
              f"{transformers.__version__}, cfaug {metadata.version('cfaug')}.", "",
@@ -312,15 +325,17 @@ def report(args: argparse.Namespace, command: str, started: datetime, res: dict[
               f"sentences ({CHUNK * VARIANTS} requests), then the same calls again in the same order. Cache hits: "
               "texts of a call the cache held before the call, out of the distinct texts of all calls.", "",
               "| model | sentences | requests | distinct texts | tokens | wall s | CPU s | tokens/s | s per 1,000 "
-              "sentences | rerun s | rerun cache hits | peak MB | load avg before/after |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "sentences | rerun s | rerun cache hits | rerun max abs Δ | peak MB | load avg before/after |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in models:
         p = res[m]["planner"]
         lines.append(f"| {m} | {p['sentences']} | {p['requests']} | {p['distinct_texts']} | {p['tokens']} | "
                      f"{f(p['planner_s'])} | {f(p['planner_cpu_s'])} | {p['tokens'] / p['planner_s']:.0f} | {f(p['planner_s'] * per)} | "
-                     f"{f(p['rerun_s'], '.2f')} | {p['rerun_hits']}/{p['distinct_texts']} | {p['peak_mb']:.0f} | "
+                     f"{f(p['rerun_s'], '.2f') if 'rerun_s' in p else 'ended'} | "
+                     f"{p['rerun_hits'] if 'rerun_s' in p else '?'}/{p['distinct_texts']} | "
+                     f"{format(p['rerun_max_diff'], '.1e') if 'rerun_max_diff' in p else 'n/a'} | {p['peak_mb']:.0f} | "
                      f"{p['load_before']:.2f} / {p['load_after']:.2f} |")
-    if any(res[m]["planner"]["rerun_hits"] < res[m]["planner"]["distinct_texts"] for m in models):
+    if any(res[m]["planner"].get("rerun_hits", 0) < res[m]["planner"]["distinct_texts"] for m in models):
         size = res[models[0]]["planner"]["cache_size"]
         lines += ["", f"The rerun misses the cache where the workload's distinct texts outnumber the cache's {size:,}: "
                   "the least recently used texts go first, so a rerun in the same order finds the early calls' texts "
@@ -361,6 +376,8 @@ def main() -> None:
     ap.add_argument("--omp-wait-policy", default="PASSIVE", help="OMP_WAIT_POLICY of the measured processes "
                     "(default PASSIVE: torch's threads sleep instead of spinning while they wait, which keeps "
                     "the figures from collapsing when another process shares the cores; '' leaves it unset)")
+    ap.add_argument("--resume", action="store_true", help="finish an interrupted run: keep the measures it finished, "
+                    "run the rest (the results file says so)")
     ap.add_argument("--report-only", action="store_true", help="write the results file from the figures in "
                     "bench/_work/lm_scorer (of the last run)")
     ap.add_argument("--out", type=Path, default=None, help="results file (default bench/lm_scorer.results.md)")
@@ -376,6 +393,9 @@ def main() -> None:
     command = shlex.join(["python", "bench/lm_scorer.py", *sys.argv[1:]])
     started = datetime.now(timezone.utc)
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
+    global WORK
+    if args.limit:  # a quick run keeps its figures apart from the full run's
+        WORK = WORK / f"limit{args.limit}"
     texts = yelp_sample(args.data)
     if args.limit:
         texts = texts[: args.limit]
@@ -386,6 +406,7 @@ def main() -> None:
         saved = json.loads((WORK / "command.json").read_text(encoding="utf-8"))
         command, started = saved["command"], datetime.fromisoformat(saved["started"])
         args.omp_wait_policy = saved.get("omp_wait_policy", "")
+        args.resumed = saved.get("resumed", [])
         for m in args.models:
             res[m] = {k: json.loads((WORK / f"{k}.{m}.json").read_text(encoding="utf-8"))
                       for k in ("convert", "score", "planner")}
@@ -398,22 +419,42 @@ def main() -> None:
         print(f"wrote {out}")
         return
     WORK.mkdir(parents=True, exist_ok=True)
-    (WORK / "command.json").write_text(json.dumps({"command": command, "started": started.isoformat(),
-                                                   "omp_wait_policy": args.omp_wait_policy}) + "\n", encoding="utf-8")
+    meta = {"command": command, "started": started.isoformat(), "omp_wait_policy": args.omp_wait_policy}
+    if args.resume:
+        meta = json.loads((WORK / "command.json").read_text(encoding="utf-8"))
+        command, started = meta["command"], datetime.fromisoformat(meta["started"])
+        args.omp_wait_policy = meta.get("omp_wait_policy", "")
+        meta.setdefault("resumed", []).append({"at": datetime.now(timezone.utc).isoformat(), "ran": [],
+                                               "command": shlex.join(["python", "bench/lm_scorer.py", *sys.argv[1:]])})
+    (WORK / "command.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
+
+    def measure(kind: str, model: str, rows: list[str], store: Path, tag: str, batch_size: int = 8) -> dict[str, Any]:
+        """The measure's figures: kept from the run being resumed when it finished there, else run now."""
+        path = WORK / f"{tag}.json"
+        if args.resume and path.exists() and path.stat().st_mtime >= started.timestamp():
+            kept = json.loads(path.read_text(encoding="utf-8"))
+            if "process_wall_s" in kept and kept.get("sentences", len(rows)) == len(rows):
+                print(f"{tag}: kept from the run being resumed", flush=True)
+                return kept
+        if kind == "convert":
+            shutil.rmtree(store, ignore_errors=True)
+            store.mkdir(parents=True)
+        got = run_worker(kind, model, rows, store, tag, batch_size, wait_policy=args.omp_wait_policy)
+        if args.resume:
+            meta["resumed"][-1]["ran"].append(tag)
+            (WORK / "command.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
+        return got
+
     for m in args.models:
         store = WORK / f"store-{m}"
-        shutil.rmtree(store, ignore_errors=True)
-        store.mkdir(parents=True)
-        res[m] = {kind: run_worker(kind, m, texts, store, f"{kind}.{m}", wait_policy=args.omp_wait_policy)
-                  for kind in ("convert", "score", "planner")}
+        res[m] = {kind: measure(kind, m, texts, store, f"{kind}.{m}") for kind in ("convert", "score", "planner")}
     if not args.no_batch:
         store = WORK / f"store-{BATCH_MODEL}"
         if not store.is_dir():
-            store.mkdir(parents=True)
-            run_worker("convert", BATCH_MODEL, texts, store, f"convert.{BATCH_MODEL}",
-                       wait_policy=args.omp_wait_policy)
-        res["batch"] = {bs: run_worker("batch", BATCH_MODEL, texts[:BATCH_ROWS], store, f"batch{bs}.{BATCH_MODEL}", bs,
-                                       wait_policy=args.omp_wait_policy) for bs in BATCH_SIZES}
+            measure("convert", BATCH_MODEL, texts, store, f"convert.{BATCH_MODEL}")
+        res["batch"] = {bs: measure("batch", BATCH_MODEL, texts[:BATCH_ROWS], store, f"batch{bs}.{BATCH_MODEL}", bs)
+                        for bs in BATCH_SIZES}
+    args.resumed = meta.get("resumed", [])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report(args, command, started, res, n), encoding="utf-8")
     print(f"wrote {out}")
