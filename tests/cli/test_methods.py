@@ -43,7 +43,7 @@ def test_methods_verbose_lists_parameters_with_defaults(capsys):
                         r"embedding similarity at least this .*", lines["min_similarity"])
     assert re.fullmatch(rf"    max_edit_rate = {AutoCADConfig.max_edit_rate!r}  \[0\.\.\] +filter: token edit rate at most this \(none = no limit\)",
                         lines["max_edit_rate"])
-    assert re.fullmatch(r"    replace = 'all'  \{all, until-flip\} +REP-CT: .*", lines["replace"])
+    assert re.fullmatch(r"    replace = 'all'  \{all, until-flip, weighed\} +REP-CT: .*", lines["replace"])
     assert re.fullmatch(r"    classifier = 'tfidf' +classifier C: .*", lines["classifier"])
     # presets, with their values and what they need
     assert re.search(r"^    preset paper: Yang et al.'s setup.*\(variants=rm,rep,syn, .*min_moverscore=0\.55.*; needs mlm\)$",

@@ -83,10 +83,11 @@ _RECOMMEND_DEGREE = frozenset({"highly", "strongly", "definitely", "heartily", "
 
 def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
     """The negation of a recommendation, which has no opposite word ("recommended" -> "broken" is none):
-    "Highly recommended!" -> "Not recommended!", "it is highly recommended" -> "it is not recommended", "I
-    highly recommend it" -> "I do not recommend it", "I recommend it" -> "I do not recommend it". A degree
-    adverb just before the word gives way to the negation. None for another word, one already negated, or a
-    base form ("would recommend" is a promise, taken back elsewhere; "to recommend")."""
+    "Highly recommended!" -> "Not recommended!", "it is highly recommended" -> "it is not recommended". A
+    degree adverb just before the word gives way to the negation. None for another word, one already
+    negated, a finite verb ("I recommend this wonderful film": the object's opinion word flips the clause,
+    and a negated verb would flip it back), or a base form ("would recommend" is a promise, taken back
+    elsewhere; "to recommend")."""
     tok = tokens[i]
     if not tok.lower.startswith("recommend") or tok.lower not in ("recommend", "recommends", "recommended"):
         return None
@@ -96,12 +97,9 @@ def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str])
     prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
     degree = prev if prev is not None and prev.lower in _RECOMMEND_DEGREE else None
     if tag in _DO:
-        subject = tokens[i - 2] if degree is not None and i > 1 else prev
-        if subject is None or subject.sentence != tok.sentence or subject.lower in AUXILIARIES:
-            return None
-        first = degree or tok
-        return Edit(first.start, tok.end, f"{match_case(first.text, _DO[tag])} not recommend",
-                    f"{degree.text} {tok.text}" if degree is not None else tok.text, "negation-insert")
+        # "I recommend this wonderful film": its object's opinion word flips the clause already ("this awful
+        # film"); negating the verb too would flip it back
+        return None
     if tag not in ("VBN", "JJ") and tok.lower == "recommended":
         tag = "VBN"
     if tag not in ("VBN", "JJ"):
