@@ -86,7 +86,7 @@ def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str]
     "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
     edit = None
     if lexicon.polarity(tokens[i].text) == polarity:
-        edit = negate_complement_taker(tokens, i, tags) or negate_recommendation(tokens, i, dict(tags))
+        edit = negate_complement_taker(tokens, i, tags) or negate_recommendation(tokens, i, dict(tags), lexicon)
     if edit is None and manner and manner_polarity(tokens, i, tags, lexicon) == polarity:
         edit = _swap_adverb(tokens[i], polarity)
     return None if edit is None else agree_article(text, tokens, i, edit)

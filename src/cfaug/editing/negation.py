@@ -81,13 +81,15 @@ _RECOMMEND_DEGREE = frozenset({"highly", "strongly", "definitely", "heartily", "
                                "really", "absolutely", "thoroughly", "certainly", "very", "hugely"})
 
 
-def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str]) -> Edit | None:
+def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str],
+                          lexicon: Lexicon | None = None) -> Edit | None:
     """The negation of a recommendation, which has no opposite word ("recommended" -> "broken" is none):
     "Highly recommended!" -> "Not recommended!", "it is highly recommended" -> "it is not recommended". A
-    degree adverb just before the word gives way to the negation. None for another word, one already
-    negated, a finite verb ("I recommend this wonderful film": the object's opinion word flips the clause,
-    and a negated verb would flip it back), or a base form ("would recommend" is a promise, taken back
-    elsewhere; "to recommend")."""
+    degree adverb just before the word gives way to the negation. With the opinion ``lexicon``, a finite
+    verb takes do-support ("I highly recommend it" -> "I do not recommend it") unless its clause holds an
+    opinion word ("I recommend this wonderful film": that word flips the clause, and a negated verb would
+    flip it back). None for another word, one already negated, or a base form ("would recommend" is a
+    promise, taken back elsewhere; "to recommend")."""
     tok = tokens[i]
     if not tok.lower.startswith("recommend") or tok.lower not in ("recommend", "recommends", "recommended"):
         return None
@@ -98,8 +100,17 @@ def negate_recommendation(tokens: Sequence[Token], i: int, tags: dict[int, str])
     degree = prev if prev is not None and prev.lower in _RECOMMEND_DEGREE else None
     if tag in _DO:
         # "I recommend this wonderful film": its object's opinion word flips the clause already ("this awful
-        # film"); negating the verb too would flip it back
-        return None
+        # film"); negating the verb too would flip it back. Without the lexicon to tell, the verb stays.
+        rest = [t for t in tokens[i + 1:] if t.sentence == tok.sentence]
+        clause = next((k for k, t in enumerate(rest) if t.lower in _CLAUSE_END), len(rest))
+        if lexicon is None or any(lexicon.polarity(t.lower) for t in rest[:clause]):
+            return None
+        subject = tokens[i - 2] if degree is not None and i > 1 else prev
+        if subject is None or subject.sentence != tok.sentence or subject.lower in AUXILIARIES:
+            return None
+        first = degree or tok
+        return Edit(first.start, tok.end, f"{match_case(first.text, _DO[tag])} not recommend",
+                    f"{degree.text} {tok.text}" if degree is not None else tok.text, "negation-insert")
     if tag not in ("VBN", "JJ") and tok.lower == "recommended":
         tag = "VBN"
     if tag not in ("VBN", "JJ"):
