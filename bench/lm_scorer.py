@@ -171,7 +171,7 @@ def work_planner(model: str, texts: list[str], partial: Path | None = None) -> d
     calls = [[r for reqs in per_text[i:i + CHUNK] for r in reqs] for i in range(0, len(per_text), CHUNK)]
     distinct = list(dict.fromkeys(t for call in calls for r in call for t in r[:2]))
 
-    def run() -> tuple[float, float, int, list[list[float]]]:
+    def run(progress: Any = None) -> tuple[float, float, int, list[list[float]]]:
         hits, out, elapsed, cpu = 0, [], 0.0, 0.0
         for call in calls:
             # texts of this call the cache holds before it (counted outside the timing)
@@ -180,12 +180,25 @@ def work_planner(model: str, texts: list[str], partial: Path | None = None) -> d
             out.append(scorer.span_scores(call, right_words=2, per="word"))
             elapsed += time.perf_counter() - t0
             cpu += time.process_time() - c0
+            if progress is not None:
+                progress(len(out), elapsed, cpu, hits)
         return elapsed, cpu, hits, out
 
-    first_s, first_cpu, first_hits, first = run()
-    out = {**info, "sentences": len(texts), "requests": sum(len(c) for c in calls), "calls": len(calls),
-           "distinct_texts": len(distinct), "tokens": _tokens(scorer, distinct), "planner_s": first_s,
-           "planner_cpu_s": first_cpu, "first_hits": first_hits, "peak_first_mb": _peak_mb()}
+    base = {**info, "sentences": len(texts), "requests": sum(len(c) for c in calls), "calls": len(calls),
+            "distinct_texts": len(distinct)}
+
+    def progress(done: int, elapsed: float, cpu: float, hits: int) -> None:
+        """After each call of the first pass: what is done so far, so a process ended midway still tells."""
+        if partial is not None and done < len(calls):
+            seen = list(dict.fromkeys(t for call in calls[:done] for r in call for t in r[:2]))
+            partial.write_text(json.dumps({**base, "calls_done": done, "sentences_done": min(done * CHUNK, len(texts)),
+                                           "tokens_done": _tokens(scorer, seen), "planner_s": elapsed,
+                                           "planner_cpu_s": cpu, "first_hits": hits, "peak_first_mb": _peak_mb()})
+                               + "\n", encoding="utf-8")
+
+    first_s, first_cpu, first_hits, first = run(progress)
+    out = {**base, "calls_done": len(calls), "sentences_done": len(texts), "tokens": _tokens(scorer, distinct),
+           "planner_s": first_s, "planner_cpu_s": first_cpu, "first_hits": first_hits, "peak_first_mb": _peak_mb()}
     if partial is not None:  # the first pass survives a process ended during the rerun
         partial.write_text(json.dumps(out) + "\n", encoding="utf-8")
     rerun_s, _, rerun_hits, second = run()
@@ -236,8 +249,12 @@ def run_worker(kind: str, model: str, texts: list[str], store: Path, tag: str, b
     if proc.returncode != 0 or not result.exists():
         if not partial.exists():
             raise SystemExit(f"{tag} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-        result.write_text(partial.read_text(encoding="utf-8"), encoding="utf-8")  # the first pass, kept
-        print(f"{tag} ended ({proc.returncode}) during the rerun; its first pass is kept", flush=True)
+        kept = json.loads(partial.read_text(encoding="utf-8"))
+        how = re.search(r"Command terminated by signal (\d+)", proc.stderr)
+        kept["ended"] = f"signal {how.group(1)}" if how else f"exit status {proc.returncode}"
+        result.write_text(json.dumps(kept) + "\n", encoding="utf-8")  # what it finished, kept
+        print(f"{tag} ended ({kept['ended']}) after {kept['calls_done']}/{kept['calls']} calls of its first pass; "
+              "what it finished is kept", flush=True)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", proc.stderr)
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     parts = [float(x) for x in wall.group(1).split(":")] if wall else [float("nan")]
@@ -327,15 +344,28 @@ def report(args: argparse.Namespace, command: str, started: datetime, res: dict[
               "| model | sentences | requests | distinct texts | tokens | wall s | CPU s | tokens/s | s per 1,000 "
               "sentences | rerun s | rerun cache hits | rerun max abs Δ | peak MB | load avg before/after |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ended = []
     for m in models:
         p = res[m]["planner"]
-        lines.append(f"| {m} | {p['sentences']} | {p['requests']} | {p['distinct_texts']} | {p['tokens']} | "
-                     f"{f(p['planner_s'])} | {f(p['planner_cpu_s'])} | {p['tokens'] / p['planner_s']:.0f} | {f(p['planner_s'] * per)} | "
-                     f"{f(p['rerun_s'], '.2f') if 'rerun_s' in p else 'ended'} | "
-                     f"{p['rerun_hits'] if 'rerun_s' in p else '?'}/{p['distinct_texts']} | "
+        done = p.get("sentences_done", p["sentences"])
+        tokens = p.get("tokens", p.get("tokens_done"))
+        rerun = "rerun_s" in p
+        lines.append(f"| {m} | {done}{'' if done == p['sentences'] else ' of ' + str(p['sentences'])} | "
+                     f"{p['requests'] * done // p['sentences']} | {p['distinct_texts'] if done == p['sentences'] else 'n/a'} | "
+                     f"{tokens} | {f(p['planner_s'])} | {f(p['planner_cpu_s'])} | {tokens / p['planner_s']:.0f} | "
+                     f"{f(p['planner_s'] * 1000 / done)} | {f(p['rerun_s'], '.2f') if rerun else 'not run'} | "
+                     f"{str(p['rerun_hits']) + '/' + str(p['distinct_texts']) if rerun else 'n/a'} | "
                      f"{format(p['rerun_max_diff'], '.1e') if 'rerun_max_diff' in p else 'n/a'} | {p['peak_mb']:.0f} | "
                      f"{p['load_before']:.2f} / {p['load_after']:.2f} |")
-    if any(res[m]["planner"].get("rerun_hits", 0) < res[m]["planner"]["distinct_texts"] for m in models):
+        if "ended" in p:
+            ended.append(f"{m}'s process was ended from outside ({p['ended']}, not by this script) after "
+                         f"{p['calls_done']} of its {p['calls']} calls"
+                         + (" and before the rerun" if p["calls_done"] == p["calls"] else "")
+                         + f"; the row gives what it had finished ({done} sentences).")
+    if ended:
+        lines += ["", *ended]
+    if any("rerun_hits" in res[m]["planner"] and res[m]["planner"]["rerun_hits"] < res[m]["planner"]["distinct_texts"]
+           for m in models):
         size = res[models[0]]["planner"]["cache_size"]
         lines += ["", f"The rerun misses the cache where the workload's distinct texts outnumber the cache's {size:,}: "
                   "the least recently used texts go first, so a rerun in the same order finds the early calls' texts "
@@ -356,12 +386,14 @@ def report(args: argparse.Namespace, command: str, started: datetime, res: dict[
                          f"{r['load_before']:.2f} / {r['load_after']:.2f} |")
     lines += ["", "## Cost per 1,000 sentences", "",
               "score_s: `token_logprobs` of 1,000 whole sentences; planner_s: the planner workload for 1,000 source "
-              "sentences (first pass); peak_mb: the larger peak of the two processes. Load and conversion not "
+              "sentences (first pass; where a process was ended, per 1,000 of the sentences it finished); peak_mb: the "
+              "larger peak of the two processes. Load and conversion not "
               "included.", "", "```"]
     for m in models:
         s, p = res[m]["score"], res[m]["planner"]
         lines.append(f"cost_per_1000_sentences model={m} score_s={s['score_s'] * per:.1f} "
-                     f"planner_s={p['planner_s'] * per:.1f} peak_mb={max(s['peak_mb'], p['peak_mb']):.0f}")
+                     f"planner_s={p['planner_s'] * 1000 / p.get('sentences_done', p['sentences']):.1f} "
+                     f"peak_mb={max(s['peak_mb'], p['peak_mb']):.0f}")
     lines += ["```", ""]
     return "\n".join(lines)
 
@@ -447,13 +479,15 @@ def main() -> None:
 
     for m in args.models:
         store = WORK / f"store-{m}"
-        res[m] = {kind: measure(kind, m, texts, store, f"{kind}.{m}") for kind in ("convert", "score", "planner")}
+        res[m] = {kind: measure(kind, m, texts, store, f"{kind}.{m}") for kind in ("convert", "score")}
     if not args.no_batch:
         store = WORK / f"store-{BATCH_MODEL}"
         if not store.is_dir():
             measure("convert", BATCH_MODEL, texts, store, f"convert.{BATCH_MODEL}")
         res["batch"] = {bs: measure("batch", BATCH_MODEL, texts[:BATCH_ROWS], store, f"batch{bs}.{BATCH_MODEL}", bs)
                         for bs in BATCH_SIZES}
+    for m in args.models:  # the longest measure last
+        res[m]["planner"] = measure("planner", m, texts, WORK / f"store-{m}", f"planner.{m}")
     args.resumed = meta.get("resumed", [])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report(args, command, started, res, n), encoding="utf-8")
