@@ -18,6 +18,8 @@ Configurations (each a ``cfaug augment`` of the sample, default settings unless 
   worktree and run from there);
 * ``previous stop``: an intermediate commit (``PREVIOUS``: the LM scorer and the wider coverage, with the
   shipped sample in the bigram model), run the same way;
+* ``last stop``: the commit ``LAST`` whose rewrites the blind reading rated (rerun to show them beside
+  ``after``);
 * ``after``: this code's defaults;
 * ``after, bigram_background=true``, ``after, replace=weighed``: the settings the defaults were chosen
   against;
@@ -68,6 +70,7 @@ RESULTS = HERE / "auto_cad_fluency.results.md"
 DATA = ROOT.parent / "shared" / "data"
 BEFORE = "98be6d4"  #: the last commit before the LM scorer and the coverage work
 PREVIOUS = "f10999b"  #: the LM scorer and the coverage work, before the phrase rules and the choice margin
+LAST = "49bb5ae"  #: the code the blind reading's cfaug rewrites came from (the defaults of the last results)
 FLUENCY_LM = "gemma-3-270m"  #: the judge of fluency on short texts: no configuration chooses words with it
 #: the judge on the reviews (Gemma reads them at ~130 tokens/s here); no configuration run on them chose with it
 IMDB_FLUENCY_LM = "smollm2-135m-instruct"
@@ -78,6 +81,7 @@ READING_N = 60
 CONFIGS: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
     ("before", "before", {}, ("yelp", "imdb")),
     (f"previous stop ({PREVIOUS})", PREVIOUS, {}, ("yelp", "imdb")),
+    (f"last stop ({LAST})", LAST, {}, ("yelp", "imdb")),
     ("after", "after", {}, ("yelp", "imdb")),
     # what the defaults were chosen against: the previous default, and fewer edits
     ("after, bigram_background=true", "after", {"bigram_background": "true"}, ("yelp", "imdb")),

@@ -4,7 +4,8 @@ nice"), the noun of "to death", and the first word of a fixed compound ("happy h
 import pytest
 
 from cfaug.editing.text import tokenize
-from cfaug.editing.word_roles import degree_modifier, fits_idiom, graded_by_idiom, in_compound, intensifying_idiom
+from cfaug.editing.word_roles import (degree_modifier, fits_idiom, graded_by_idiom, in_compound, intensifying_idiom,
+                                     names_a_kind)
 
 
 def index_of(tokens, word):
@@ -103,3 +104,34 @@ def test_a_short_quotation_is_a_title():
     assert in_short_quote(tokens, first) is False  # a quoted sentence: an opinion
     assert in_short_quote(tokens, second) is False  # outside the quotation marks
     assert in_short_quote(tokenize("a dark film"), 1) is False
+
+
+@pytest.mark.parametrize("text,word,tags,expected", [
+    ("the most unlikely of love stories", "love", {"love": "NN", "stories": "NNS"}, True),   # modifies a noun
+    ("India's freedom struggle ignored him", "freedom", {"freedom": "NN", "struggle": "NN"}, True),
+    ("its a crap movie", "crap", {"crap": "NN", "movie": "NN"}, True),
+    ("she falls in love with him", "love", {"love": "NN", "with": "IN"}, True),              # the story's love
+    ("they make love in the sand", "love", {"love": "NN", "in": "IN"}, True),
+    ("my love for this film", "love", {"love": "NN", "for": "IN"}, False),                     # the writer's
+    ("I love the movie", "love", {"love": "VBP", "the": "DT"}, False),                         # a verb
+    ("a fun time", "fun", {"fun": "NN", "time": "NN"}, False),       # usually an adjective, whatever the tag
+    ("What a shame .", "shame", {"shame": "NN"}, False),                                      # nothing follows
+    ("the love story", "love", {"love": "NNP", "story": "NN"}, False),                         # a name's word
+    ("the love", "love", {}, False),                                                           # untagged
+])
+def test_a_noun_that_names_a_kind_of_thing_is_no_opinion(text, word, tags, expected):
+    tokens = tokenize(text)
+    by_start = {t.start: tags[t.lower] for t in tokens if t.lower in tags}
+    assert names_a_kind(tokens, index_of(tokens, word), by_start) is expected
+
+
+def test_shame_on_someone_is_a_formula():
+    tokens = tokenize("Shame on you, Robert! What a shame.")
+    assert in_compound(tokens, 0) is True                       # "Shame on you": never "Joy on you"
+    assert in_compound(tokens, index_of(tokens, "a") + 1) is False  # "What a shame" flips ("What a joy")
+
+
+def test_a_films_bad_guy_is_a_role():
+    tokens = tokenize("He plays a bad guy again. The staff are good guys.")
+    assert in_compound(tokens, index_of(tokens, "bad")) is True    # never "a good guy": a villain still
+    assert in_compound(tokens, index_of(tokens, "good")) is False  # praise of the staff, which flips

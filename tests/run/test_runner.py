@@ -383,6 +383,37 @@ def test_a_changed_limit_resumes_and_only_adds_items(reviews, tmp_path):
     assert WordSwap.calls == [] and summary.items == 1 and [r["source_id"] for r in rows] == ["a"]
 
 
+def test_items_finished_by_another_cfaug_build_are_named_when_reused(reviews, tmp_path, monkeypatch):
+    import cfaug.run.runner as runner
+
+    go(reviews, tmp_path, limit=2)
+    first = json.loads((tmp_path / "run" / "manifest.json").read_text())["versions"]
+    assert first["cfaug_code"].startswith("sha256:") and len(first["cfaug_code"]) == len("sha256:") + 16
+    same, _ = go(reviews, tmp_path, limit=2, out="same.jsonl")  # the same build: nothing to say
+    assert same.resumed_from == [] and "earlier_versions" not in json.loads(
+        (tmp_path / "run" / "manifest.json").read_text())
+
+    monkeypatch.setattr(runner, "code_hash", lambda: "sha256:0123456789abcdef")
+    said: list[str] = []
+    summary, rows = run(reviews, RunOptions(method="word-swap", run_dir=str(tmp_path / "run"), progress=False,
+                                            workers=1), output=tmp_path / "again.jsonl", log=said.append)
+    assert summary.items_resumed == 2 and len(rows) == 2  # reused as they are, the other items made now
+    made_by = f"cfaug {first['cfaug']} (code {first['cfaug_code']})"
+    assert summary.resumed_from == [made_by]
+    warning = [m for m in said if "another cfaug build" in m]
+    assert len(warning) == 1 and made_by in warning[0] and "--overwrite" in warning[0]
+    assert any(made_by in line for line in summary.lines())
+    man = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert man["versions"]["cfaug_code"] == "sha256:0123456789abcdef"
+    assert man["earlier_versions"] == [first]
+
+    said.clear()  # a later rerun by the new build still names the build that made the reused rows
+    again, _ = run(reviews, RunOptions(method="word-swap", run_dir=str(tmp_path / "run"), progress=False,
+                                       workers=1), output=tmp_path / "third.jsonl", log=said.append)
+    assert again.resumed_from == [made_by] and any("another cfaug build" in m for m in said)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["earlier_versions"] == [first]
+
+
 # ------------------------------------------------------------------------- timings, leftovers (18)
 
 

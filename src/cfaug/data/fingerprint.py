@@ -1,5 +1,6 @@
-"""Fingerprints of data and code: hashes of input files, folders, in-memory tables and records, and the
-versions of the packages that made a result. Run manifests and training-artifact fingerprints use them."""
+"""Fingerprints of data and code: hashes of input files, folders, in-memory tables and records, the
+versions of the packages that made a result, and a hash of cfaug's own files (:func:`code_hash`, which
+tells two builds of one version apart). Run manifests and training-artifact fingerprints use them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import platform
 import sys
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,23 @@ def versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[pkg] = None
     return out
+
+
+@lru_cache(maxsize=1)
+def code_hash() -> str:
+    """sha256 (16 hex digits) of the files of the cfaug package as installed: its modules and the
+    resources they read, by relative path and content (compiled caches left out). Two installs of one
+    version from different sources (an edited checkout) get different hashes. Computed once per process."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*")):
+        if not f.is_file() or "__pycache__" in f.parts or f.suffix in (".pyc", ".pyo"):
+            continue
+        h.update(str(f.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return "sha256:" + h.hexdigest()[:16]
 
 
 def hash_source(source: Any) -> str:

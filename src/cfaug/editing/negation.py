@@ -66,14 +66,27 @@ def negate_complement_taker(tokens: Sequence[Token], i: int, tags: dict[int, str
     if tok.lower not in NEGATED_ONLY or tags.get(tok.start, "").startswith("NN"):
         return None
     after = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
-    if after is None or not after.is_word or negated_before(tokens, i):
+    if after is None or not after.is_word or after.lower in _NO_COMPLEMENT or negated_before(tokens, i):
         return None
     prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    owner = tokens[i - 2] if prev is not None and prev.lower in ("'s", "'", "’s", "’") and i > 1 else prev
+    if owner is not None and _without_possessive(owner.lower) in _OWNERS:
+        return None  # "your money's worth", "get your monies worth for two hours": a noun
     # "well worth it": the degree goes with the negation
     first = prev if prev is not None and prev.lower == "well" else tok
     word = tok.text if tok.text.isupper() else tok.text.lower()
     old = tok.text if first is tok else f"{first.text} {tok.text}"
     return Edit(first.start, tok.end, f"{match_case(first.text, 'not')} {word}", old, "negation-insert")
+
+
+#: words that never begin the complement of "worth" ("your monies worth for two hours": a noun there)
+_NO_COMPLEMENT = frozenset({"for", "of", "to", "and", "or", "but", "in", "on", "at", "with", "from", "by", "as"})
+#: money before "worth" makes it a noun, possessive or not ("your money's worth", "your monies worth")
+_OWNERS = frozenset({"money", "monies", "moneys", "dollar", "dollars", "penny", "pennies"})
+
+def _without_possessive(word: str) -> str:
+    word = word.replace("’", "'")
+    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
 
 
 #: degree adverbs of a recommendation ("highly recommended"), which the negation replaces

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cfaug.editing.text import Token
-from cfaug.nlp.inflect import plausible_tag, upos_of_tag
+from cfaug.nlp.inflect import plausible_tag, upos_of_tag, usually
 
 PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})  #: Penn tags of names (see :func:`in_name`)
 
@@ -127,12 +127,36 @@ def fits_idiom(word: str) -> bool:
     return word.lower().endswith("ed")
 
 
-#: word pairs that name a thing, whose opinion word is no opinion ("happy hour", "fine dining")
+#: word pairs that name a thing, whose opinion word is no opinion ("happy hour", "fine dining", a film's "bad
+#: guy"; not "good guys", which praises the staff as often as it names a film's heroes)
 FIXED_COMPOUNDS = frozenset({("happy", "hour"), ("fine", "dining"), ("good", "luck"), ("good", "morning"),
                              ("good", "night"), ("good", "afternoon"), ("good", "evening"), ("free", "range"),
                              ("hot", "dog"), ("hot", "dogs"), ("sweet", "potato"), ("sweet", "potatoes"),
                              ("sweet", "tea"), ("sour", "cream"), ("best", "buy"), ("dollar", "store"),
-                             ("thank", "you")})
+                             ("thank", "you"), ("shame", "on"), ("bad", "guy"), ("bad", "guys")})
+
+
+#: words before the noun "love" that make it the feeling of a story, not the writer's opinion ("fell in love",
+#: "make love", "true love")
+_LOVE_STORY = frozenset({"in", "make", "makes", "made", "making", "true", "first", "free", "lost", "young",
+                         "childhood", "forbidden", "unrequited", "romantic", "sexual", "secret", "his", "her",
+                         "their", "whose"})
+
+
+def names_a_kind(tokens: Sequence[Token], i: int, tags: Mapping[int, str]) -> bool:
+    """Whether token ``i``, an opinion word the tagger reads as a noun, names a kind of thing rather than
+    judging one: it modifies the noun after it ("a love story", "her love interest", "the freedom struggle"), or
+    it is the love of a story ("falls in love", "make love", "his true love"). Such a word is a fact of the
+    text: replacing it wrote "a death story" and "falls in pain"."""
+    tok = tokens[i]
+    if not plausible_tag(tok.text, tags.get(tok.start, "")).startswith("NN") or tags.get(tok.start) in PROPER_NOUN_TAGS \
+            or usually(tok.lower, "ADJ"):  # "a fun/NN time": "fun" is an adjective there
+        return False
+    nxt = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].sentence == tok.sentence else None
+    if nxt is not None and nxt.is_word and tags.get(nxt.start) in ("NN", "NNS"):
+        return True
+    prev = tokens[i - 1] if i > 0 and tokens[i - 1].sentence == tok.sentence else None
+    return tok.lower == "love" and prev is not None and prev.lower in _LOVE_STORY
 
 
 def in_compound(tokens: Sequence[Token], i: int) -> bool:

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from cfaug.config import ConfigError
 from cfaug.data.contract import output_columns
-from cfaug.data.fingerprint import hash_source, versions
+from cfaug.data.fingerprint import code_hash, hash_source, versions
 from cfaug.data.io import DataError, Dataset, detect_format, read_dataset, write_rows
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.schema import Schema, parse_label_map
@@ -331,12 +331,16 @@ class Runner:
 
     def _run(self, data: Dataset) -> tuple[RunSummary, list[dict[str, Any]]]:
         plan = self.plan(data)
+        built = {**versions(), "cfaug_code": code_hash()}
+        earlier = self.earlier_builds(plan, built)
         manifest: dict[str, Any] = {
-            "versions": versions(), "seed": self.options.seed, "input": data.source,
+            "versions": built, "seed": self.options.seed, "input": data.source,
             "input_hash": self.config["input_hash"], "method": self.method.name, "command": redact_argv(sys.argv),
             "options": {k: v for k, v in asdict(self.options).items() if k != "params"},
             "started": _timestamp(self.started),
         }
+        if earlier:
+            manifest["earlier_versions"] = earlier
         if plan.pending:
             self.rd.write_json("manifest.json", _without_userinfo({**manifest, "method_facts": {}}))
             self.execute(data, plan, manifest)
@@ -347,8 +351,43 @@ class Runner:
             self.extra.update(read_usage(self.rd.path))  # an LLM run's usage over its sessions (if any)
             self.method.close()
         rows, summary = self.collect(data, plan)
+        summary.resumed_from = [describe_build(v) for v in earlier]
         self.write(data, rows, summary, manifest)
         return summary, rows
+
+    def earlier_builds(self, plan: Plan, built: dict[str, Any]) -> list[dict[str, Any]]:
+        """The versions of the other cfaug builds (another version, or the same version from other files)
+        that finished items this run reuses, oldest first, from the run directory's manifest; [] when every
+        reused item was made by this build, or none is reused. A warning names them: a rerun after an
+        upgrade or an edit of cfaug writes those rows as the earlier build made them."""
+        path = self.rd.path / "manifest.json"
+        if not plan.done or not path.exists():
+            return []
+        try:
+            previous = self.rd.read_json("manifest.json")
+        except ValueError:
+            return []
+        earlier = [v for v in previous.get("earlier_versions") or [] if isinstance(v, dict)]
+        last = previous.get("versions")
+        if isinstance(last, dict) and _build(last) != _build(built) and last not in earlier:
+            earlier.append(last)
+        earlier = [v for v in earlier if _build(v) != _build(built)]
+        if earlier:
+            reused = sum(1 for it in plan.items if it.key in plan.done)
+            self.log(f"warning: {reused} finished work item(s) in {self.rd.path} are reused from another cfaug "
+                     f"build ({'; '.join(describe_build(v) for v in earlier)}; this is {describe_build(built)}); "
+                     "their rows are written as that build made them: pass --overwrite to make them again")
+        return earlier
+
+
+def _build(v: dict[str, Any]) -> tuple[Any, Any]:
+    return v.get("cfaug"), v.get("cfaug_code")
+
+
+def describe_build(v: dict[str, Any]) -> str:
+    """``cfaug 0.1.0 (code sha256:...)`` for a manifest's versions; "code unknown" for a manifest written
+    before the code hash was recorded."""
+    return f"cfaug {v.get('cfaug') or '?'} (code {v.get('cfaug_code') or 'unknown'})"
 
 
 def run(source: Any, options: RunOptions, output: str | Path | None = None,

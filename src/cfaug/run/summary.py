@@ -18,6 +18,9 @@ class RunSummary:
     rows_rejected: int = 0
     items: int = 0
     items_resumed: int = 0
+    #: the other cfaug builds (``cfaug 0.1.0 (code sha256:...)``) that made reused items; [] when this build
+    #: made them all (see :meth:`cfaug.run.runner.Runner.earlier_builds`)
+    resumed_from: list[str] = field(default_factory=list)
     items_without_counterfactual: int = 0
     #: why items got no counterfactual (reason -> items), one reason per item: as the method said, or the
     #: filters that rejected every candidate; the counts sum to ``items_without_counterfactual``
@@ -52,7 +55,10 @@ class RunSummary:
             f"rows read              {self.rows_read}",
             *([f"columns used           {self.input_columns}"] if self.input_columns else []),
             f"rows rejected          {self.rows_rejected}" + (f"  (see {self.rejects_file})" if self.rows_rejected else ""),
-            f"work items             {self.items}" + (f"  ({self.items_resumed} already done)" if self.items_resumed else ""),
+            f"work items             {self.items}" + (f"  ({self.items_resumed} already done"
+                                                          + (f", by {'; '.join(self.resumed_from)}"
+                                                             if self.resumed_from else "") + ")"
+                                                          if self.items_resumed else ""),
             f"counterfactuals        {self.counterfactuals_written}",
             f"filtered out           {self.candidates_filtered_out}",
             f"items with none        {self.items_without_counterfactual}",

@@ -101,6 +101,9 @@ def test_without_the_text_only_the_negator_goes():
     ("It was not worth it.", None),           # already negated
     ("You get your money's worth.", None),    # a noun, ending its clause
     ("It was worth.", None),                  # no complement
+    ("if you get your monies worth for two hours that is enough", None),  # a noun before "for"
+    ("We got our money's worth and more.", None),  # a noun after money
+    ("The film's worth seeing.", "The film's not worth seeing."),  # "film's": the film is
 ])
 def test_worth_before_its_complement_is_negated_not_replaced(text, expected):
     from cfaug.editing.negation import negate_complement_taker
@@ -121,3 +124,21 @@ def test_worth_is_never_proposed_as_a_replacement():
     prop = LexiconProposer(load_lexicon(), bigram, None, top_n=500, min_prior=-1.0)
     assert "worth" not in {w for w, _ in prop.priors("worthless", "positive")}
     assert "great" in {w for w, _ in prop.priors("worthless", "positive")}
+
+
+def test_an_opinion_word_that_is_the_subject_of_a_negated_verb_is_no_opinion():
+    from cfaug.editing.lexicon import load_lexicon
+    from cfaug.methods.auto_cad.causal_terms import find_candidates
+    from cfaug.methods.auto_cad.term_selection import one_flip_per_clause
+
+    lexicon = load_lexicon()
+    tokens = tokenize("And my problem isn't with the real person. The choppy editing did not give me a sense of it.")
+    terms = find_candidates(tokens, lexicon, "negative", bare_negations=True)
+    named = lambda ts: sorted(" ".join(tokens[j].text for j in t.phrase) for t in ts)  # noqa: E731
+    assert named(terms) == ["choppy", "n't with the real", "not give me a", "problem"]
+    # "my problem isn't with" says nothing bad: both go ("my progress is with" was written); "choppy" and the
+    # negator of "did not give" both say something bad and both stay
+    assert named(one_flip_per_clause(tokens, terms, lexicon)) == ["choppy", "not give me a"]
+    positive = tokenize("It was not bad and the cast isn't great.")
+    kept = find_candidates(positive, lexicon, "positive", bare_negations=True)
+    assert one_flip_per_clause(positive, kept, lexicon) == kept  # "not bad" negates an opinion word: kept

@@ -72,7 +72,7 @@ def rep_ct(cands):
 
 def test_defaults_take_back_a_promise_and_read_terms_from_the_classifier():
     c = AutoCADConfig()
-    assert c.promises is True and c.causal_terms == "lexicon+classifier" and c.min_edits == 2
+    assert c.promises is True and c.causal_terms == "lexicon+classifier" and c.min_edits == 3
 
 
 def test_a_positive_promise_is_taken_back(method, task):

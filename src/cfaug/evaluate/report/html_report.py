@@ -32,7 +32,7 @@ from cfaug.nlp.word_diff import side_by_side, word_diff
 from cfaug.nlp.tokens import token_edit_rate
 
 ASSETS = Path(__file__).parent / "assets"
-SHOWN_VERSIONS = ("cfaug", "python", "platform", "torch", "transformers", "sentence-transformers",
+SHOWN_VERSIONS = ("cfaug", "cfaug_code", "python", "platform", "torch", "transformers", "sentence-transformers",
                   "scikit-learn", "numpy")
 
 

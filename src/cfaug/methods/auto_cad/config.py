@@ -84,8 +84,9 @@ class AutoCADConfig:
                                "every rewrite is kept with its graded confidence (meta.confidence, C's probability "
                                "of the target)")
     max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit)", min=0.0)
-    min_edits: int = param(2, "filter: token edits a rewrite may always make, whatever max_edit_rate says (a short "
-                           "sentence needs them: 'bad service .' -> 'good service .' is 1 edit of 3 tokens)", min=0)
+    min_edits: int = param(3, "filter: token edits a rewrite may always make, whatever max_edit_rate says (a short "
+                           "sentence needs them: 'bad service .' -> 'good service .' is 1 edit of 3 tokens, 'fridge "
+                           "does n't work .' -> 'fridge works .' 3 of 5)", min=0)
     min_similarity: float = param(0.0, "filter: edited-sentence embedding similarity at least this (0 = off; e.g. 0.7)",
                                   min=0.0, max=1.0)
     min_moverscore: float = param(0.0, "filter: MoverScore against the original above this (0 = off; the paper "

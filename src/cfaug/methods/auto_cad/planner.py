@@ -15,7 +15,7 @@ import numpy as np
 
 from cfaug.data.records import WorkItem
 from cfaug.data.tasks import Task
-from cfaug.editing.lexicon import NEGATORS, Lexicon
+from cfaug.editing.lexicon import NEGATED_ONLY, NEGATORS, Lexicon
 from cfaug.editing.manner import own_flip
 from cfaug.editing.negation import intent_negation, negate_predicate, negator_removal
 from cfaug.editing.ngram import BigramModel
@@ -168,6 +168,8 @@ class EditPlanner:
                 if fixed is not None:
                     options[i].append([(fixed, t)])
                     continue
+                if tokens[t.head].lower in NEGATED_ONLY:
+                    continue  # "your money's worth" is a noun: no negation fits, and no word replaces it
                 requests.append(_request(tokens, t.head, tgt_pol, tags[i].get(tokens[t.head].start, "")))
                 where.append((i, t))
         proposals = self.proposer.propose(requests) if requests else []

@@ -18,8 +18,8 @@ from cfaug.editing.manner import manner_polarity
 from cfaug.editing.negation import intent_negation, negated_before
 from cfaug.editing.ngram import BigramModel
 from cfaug.editing.text import Token, sentence_members, tokenize
-from cfaug.editing.word_roles import (degree_modifier, in_compound, in_name, intensifying_idiom, nominal_adjective,
-                                     topical_class)
+from cfaug.editing.word_roles import (degree_modifier, in_compound, in_name, intensifying_idiom, names_a_kind,
+                                     nominal_adjective, topical_class)
 from cfaug.methods.auto_cad.causal_terms import CausalTerm, build_contexts, find_candidates, score_terms
 from cfaug.methods.auto_cad.config import AutoCADConfig
 from cfaug.nlp.inflect import doc_tags, usually
@@ -64,7 +64,9 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             # "incredibly nice" -> "incredibly nasty" (not "badly nasty"); "bored to death" keeps "death"
             edited = {t.head for t in terms if t.kind == "word"}
             terms = [t for t in terms if t.kind != "word" or not (degree_modifier(tokens, t.head, tag, edited)
-                                                                   or intensifying_idiom(tokens, t.head, tag))]
+                                                                   or intensifying_idiom(tokens, t.head, tag)
+                                                                   or names_a_kind(tokens, t.head, tag))]
+            terms = one_flip_per_clause(tokens, terms, lexicon)
         _sample_contexts(tokens, terms, np.random.default_rng(seed), c, bigram)
         col = labels.index(item.record.label) if item.record.label in labels else 0
         docs.append((tokens, terms, col))
@@ -86,6 +88,34 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             topical[i] = len(terms) - len(kept)
             terms[:] = kept
     return docs, topical
+
+
+#: words that may stand between an opinion word and the negator of its verb ("the problem is not", "my
+#: problem really isn't")
+_AUXILIARIES = frozenset({"is", "was", "are", "were", "'s", "be", "been", "being", "does", "did", "do", "has",
+                          "have", "had", "really", "just", "even", "actually", "certainly", "still"})
+
+
+def one_flip_per_clause(tokens: Sequence[Token], terms: Sequence[CausalTerm], lexicon: Lexicon) -> list[CausalTerm]:
+    """``terms`` less an opinion word that is the subject of a negated verb, and that verb's bare negator ("my
+    problem isn't with the cast", "the trouble is not the acting"): the clause says the opposite of the word,
+    so it carries no opinion of the word's polarity to flip. Editing both wrote "my progress is with the
+    cast"; either alone reads no better ("my joy isn't with the cast")."""
+    word_at = {t.head: t for t in terms if t.kind == "word"}
+    dropped: set[int] = set()
+    for t in terms:
+        if t.kind != "negation" or _negates_opinion(tokens, t, lexicon):
+            continue
+        j = t.head - 1
+        while j >= 0 and tokens[j].sentence == tokens[t.head].sentence and tokens[j].lower in _AUXILIARIES:
+            j -= 1
+        if j >= 0 and j < t.head - 1 and j in word_at:
+            dropped.update({id(t), id(word_at[j])})
+    return [t for t in terms if id(t) not in dropped]
+
+
+def _negates_opinion(tokens: Sequence[Token], term: CausalTerm, lexicon: Lexicon) -> bool:
+    return any(lexicon.polarity(tokens[j].text) for j in term.phrase[1:])
 
 
 def _sample_contexts(tokens: Sequence[Token], terms: Sequence[CausalTerm], rng: np.random.Generator,
