@@ -76,17 +76,33 @@ def _swap_adverb(tok: Token, polarity: str) -> Edit:
     return Edit(tok.start, tok.start + len(first), match_case(first, OPPOSITE[polarity]), first, "replace")
 
 
+#: opinion words whose opposite no single lexicon word gives, by the class their tag must start with: "my
+#: favorite films" -> "my least favorite films" (not "my bad films"), "the service sucked" -> "the service
+#: rocked" (not "the service won")
+FIXED_FLIPS = {"favorite": ("JJ", "least favorite"), "favourite": ("JJ", "least favourite"),
+               "sucked": ("VB", "rocked"), "sucks": ("VB", "rocks"), "suck": ("VB", "rock")}
+
+
+def _fixed_flip(tok: Token, tags: Mapping[int, str]) -> Edit | None:
+    fixed = FIXED_FLIPS.get(tok.lower)
+    if fixed is None or not tags.get(tok.start, "").startswith(fixed[0]):
+        return None
+    return Edit(tok.start, tok.end, match_case(tok.text, fixed[1]), tok.text, "replace")
+
+
 def own_flip(text: str, tokens: Sequence[Token], i: int, tags: Mapping[int, str], lexicon: Lexicon, polarity: str,
              manner: bool = True) -> Edit | None:
     """The edit that flips ``tokens[i]``, an opinion word of ``polarity``, by itself rather than by a proposer's
     replacement: "worth" before its complement is negated
     (:func:`~cfaug.editing.negation.negate_complement_taker`), so is a recommendation ("Highly recommended"
-    -> "Not recommended", :func:`~cfaug.editing.negation.negate_recommendation`), and, with ``manner``, a manner adverb
+    -> "Not recommended", :func:`~cfaug.editing.negation.negate_recommendation`), a word of
+    :data:`FIXED_FLIPS` takes its fixed opposite ("favorite" -> "least favorite"), and, with ``manner``, a manner adverb
     takes its opposite (:func:`manner_edit`); the indefinite article before it agrees ("an ill-conceived" ->
     "a well-conceived"). None for any other word. Shared by auto-CAD's REP-CT and CoBA's offline edits."""
     edit = None
     if lexicon.polarity(tokens[i].text) == polarity:
-        edit = negate_complement_taker(tokens, i, tags) or negate_recommendation(tokens, i, dict(tags), lexicon)
+        edit = (negate_complement_taker(tokens, i, tags) or negate_recommendation(tokens, i, dict(tags), lexicon)
+                or _fixed_flip(tokens[i], tags))
     if edit is None and manner and manner_polarity(tokens, i, tags, lexicon) == polarity:
         edit = _swap_adverb(tokens[i], polarity)
     return None if edit is None else agree_article(text, tokens, i, edit)

@@ -260,6 +260,10 @@ def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Le
         edit = determiner_no(tokens, i, text, tags)
         if edit is not None:
             return edit
+    if text:
+        edit = _never_again_inverted(tokens, i, text)
+        if edit is not None:
+            return edit
     bare = _bare_removal(tokens, i)
     if not text:
         return bare
@@ -280,6 +284,47 @@ def negator_removal(tokens: Sequence[Token], i: int, text: str = "", lexicon: Le
     if not new:  # the negator goes with one space next to it
         middle = middle.lstrip() if start == 0 or text[start - 1].isspace() else middle
     return Edit(start, npi_end, new + middle + replacement, text[start:npi_end], "negation")
+
+
+#: auxiliaries that "never again" inverts with its subject ("never again will I go")
+_INVERTING_AUX = frozenset({"will", "would", "shall", "should", "do", "does", "did", "can", "could", "am", "are",
+                            "is", "was", "were", "have", "has", "had", "must", "might"})
+_SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
+_CLAUSE_PUNCTUATION = frozenset({".", "!", "?", ",", ";", ":"})
+
+
+def _never_again_inverted(tokens: Sequence[Token], i: int, text: str) -> Edit | None:
+    """"Never again will I go there." -> "I will go there again.": without its negator the inversion is no
+    English ("again will I go there"), so subject and auxiliary take their order back and "again" goes to the
+    clause's end; "Never again!" alone becomes "Again and again!". None unless ``tokens[i]`` is "never"
+    opening its clause before "again" and either the clause's end or an auxiliary and a subject pronoun."""
+    sentence = tokens[i].sentence
+    if tokens[i].lower == "never" and i + 1 < len(tokens) and tokens[i + 1].lower == "again" \
+            and tokens[i + 1].sentence == sentence and _opens_clause(tokens, i) \
+            and (i + 2 == len(tokens) or tokens[i + 2].sentence != sentence or tokens[i + 2].lower in _CLAUSE_PUNCTUATION):
+        # "Never again!" alone: "Again!" says nothing; "Again and again!" says what the other label would
+        return Edit(tokens[i].start, tokens[i + 1].end, match_case(tokens[i].text, "again and again"),
+                    text[tokens[i].start:tokens[i + 1].end], "negation")
+    if tokens[i].lower != "never" or i + 3 >= len(tokens) \
+            or any(tokens[k].sentence != sentence for k in range(i + 1, i + 4)):
+        return None
+    again, aux, subject = tokens[i + 1], tokens[i + 2], tokens[i + 3]
+    if again.lower != "again" or aux.lower not in _INVERTING_AUX or subject.lower not in _SUBJECT_PRONOUNS:
+        return None
+    if not _opens_clause(tokens, i):
+        return None  # "I will never again ...": removing "never" alone reads well
+    end = i + 4
+    while end < len(tokens) and tokens[end].sentence == sentence and tokens[end].lower not in _CLAUSE_PUNCTUATION:
+        end += 1
+    last = tokens[end - 1]
+    rest = text[tokens[i + 4].start:last.end] + " " if end > i + 4 else ""
+    first = subject.text if subject.text == "I" else match_case(tokens[i].text, subject.text.lower())
+    return Edit(tokens[i].start, last.end, f"{first} {aux.text} {rest}again", text[tokens[i].start:last.end],
+                "negation")
+
+
+def _opens_clause(tokens: Sequence[Token], i: int) -> bool:
+    return i == 0 or tokens[i - 1].sentence != tokens[i].sentence or tokens[i - 1].lower in _CLAUSE_PUNCTUATION
 
 
 #: nouns read as mass nouns in reviews: "no X" becomes "some X", not "a X" ("no chemistry" -> "some chemistry")

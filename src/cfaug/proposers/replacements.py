@@ -75,12 +75,20 @@ CONTEXT_MIN_COUNT = 20
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 
 
+#: words a negative prefix does not oppose to their stem ("each serving could easily feed two" never becomes
+#: "uneasily": uneasy is anxious, not hard)
+NOT_PREFIX_OPPOSITES = frozenset({"uneasy", "uneasily", "uneasiness"})
+
+
 def prefix_forms(word: str) -> set[str]:
-    """The words :func:`prefix_antonyms` pairs with ``word``: it with a negative prefix, and without one."""
+    """The words :func:`prefix_antonyms` pairs with ``word``: it with a negative prefix, and without one
+    (none for the words of :data:`NOT_PREFIX_OPPOSITES`)."""
     low = word.lower()
+    if low in NOT_PREFIX_OPPOSITES:
+        return set()
     out = {p + low for p in NEGATIVE_PREFIXES} if len(low) >= 4 else set()
     out |= {low[len(p):] for p in NEGATIVE_PREFIXES if low.startswith(p) and len(low) - len(p) >= 4}
-    return out
+    return out - NOT_PREFIX_OPPOSITES
 
 
 def prefix_antonyms(a: str, b: str) -> bool:

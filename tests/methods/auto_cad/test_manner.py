@@ -62,3 +62,26 @@ def test_method_flips_the_adverb_unless_it_is_negated(tiny_auto_cad):
     assert "poorly written script" in a and "poorly-crafted plot" in a
     assert "not well written" in b  # the negated phrase already carries the target polarity
     assert c.startswith("A well-conceived remake")  # the article agrees
+
+
+@pytest.mark.parametrize("text,word,polarity,expected", [
+    ("This is one of my favorite films.", "favorite", "positive", "This is one of my least favorite films."),
+    ("The service here sucked.", "sucked", "negative", "The service here rocked."),
+    ("The wifi sucks!", "sucks", "negative", "The wifi rocks!"),
+    ("A new cult favorite that should last.", "favorite", "positive", None),  # a noun: the proposer's
+])
+def test_a_word_without_a_lexicon_opposite_takes_its_fixed_one(text, word, polarity, expected):
+    from cfaug.editing.manner import own_flip
+
+    tokens = tokenize(text)
+    tags = {t.idx: t.tag_ for t in load_pipeline(only=("tok2vec", "tagger"))(text)}
+    i = next(k for k, t in enumerate(tokens) if t.text == word)
+    edit = own_flip(text, tokens, i, tags, LEX, polarity)
+    assert (None if edit is None else apply_edits(text, [edit])) == expected
+
+
+def test_a_prefix_that_changes_the_sense_is_no_opposite():
+    from cfaug.proposers.replacements import prefix_antonyms, prefix_forms
+
+    assert prefix_antonyms("considerate", "inconsiderate") and prefix_antonyms("fortunately", "unfortunately")
+    assert "uneasily" not in prefix_forms("easily") and prefix_forms("uneasy") == set()  # uneasy is anxious
