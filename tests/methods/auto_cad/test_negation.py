@@ -70,9 +70,8 @@ def remove_negator(text, negator, lexicon=True):
     ("It wasn't any good.", "n't", "It was good."),
     ("I won't watch it again.", "n't", "I will watch it again."),
     ("This movie never panders to the audience.", "never", "This movie panders to the audience."),
-    ("never again will i go there .", "never", "i will go there again ."),        # the inversion goes too
-    ("We left. Never again will we order from them!", "never", "We left. We will order from them again!"),
-    ("Never again will I eat here.", "never", "I will eat here again."),
+    ("never again will i go there .", "never", "once again will i go there ."),   # not "again will i go"
+    ("We left. Never again will we order from them!", "never", "We left. Once again will we order from them!"),
     ("I will never again go there.", "never", "I will again go there."),           # no inversion: "never" goes
     ("Never again!", "never", "Again and again!"),                                 # "Again!" alone says nothing
 ])
