@@ -16,6 +16,7 @@ import pytest
 
 from cfaug.cli import main
 from cfaug.methods.auto_cad import AutoCADConfig
+from cfaug.nlp.tokens import levenshtein, tokenize
 
 CONTRACT = ["Text", "Sentiment", "source_id", "original_Text", "original_Sentiment", "method", "meta"]
 
@@ -85,7 +86,10 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
         assert meta["passed"] is True and meta["edits"] and "flip" not in meta["filters"]
         assert meta["confidence"] == meta["own_judge"]["target_prob"]
         assert meta["own_judge"]["flipped"] == (meta["confidence"] >= AutoCADConfig().min_target_prob)
-        assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"] <= AutoCADConfig.max_edit_rate
+        assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"]
+        # the edit-rate filter: at most max_edit_rate, or at most min_edits token edits (a short review)
+        assert meta["edit_rate"] <= AutoCADConfig.max_edit_rate \
+            or levenshtein(tokenize(row["original_Text"]), tokenize(row["Text"])) <= AutoCADConfig.min_edits
         assert meta["similarity"] >= 0.5 and meta["causal_terms"]
 
 

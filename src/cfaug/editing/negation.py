@@ -84,6 +84,7 @@ _NO_COMPLEMENT = frozenset({"for", "of", "to", "and", "or", "but", "in", "on", "
 #: money before "worth" makes it a noun, possessive or not ("your money's worth", "your monies worth")
 _OWNERS = frozenset({"money", "monies", "moneys", "dollar", "dollars", "penny", "pennies"})
 
+
 def _without_possessive(word: str) -> str:
     word = word.replace("’", "'")
     return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word

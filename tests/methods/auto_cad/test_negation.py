@@ -133,7 +133,7 @@ def test_worth_is_never_proposed_as_a_replacement():
 def test_an_opinion_word_that_is_the_subject_of_a_negated_verb_is_no_opinion():
     from cfaug.editing.lexicon import load_lexicon
     from cfaug.methods.auto_cad.causal_terms import find_candidates
-    from cfaug.methods.auto_cad.term_selection import one_flip_per_clause
+    from cfaug.methods.auto_cad.term_selection import drop_negated_subjects
 
     lexicon = load_lexicon()
     tokens = tokenize("And my problem isn't with the real person. The choppy editing did not give me a sense of it.")
@@ -142,7 +142,7 @@ def test_an_opinion_word_that_is_the_subject_of_a_negated_verb_is_no_opinion():
     assert named(terms) == ["choppy", "n't with the real", "not give me a", "problem"]
     # "my problem isn't with" says nothing bad: both go ("my progress is with" was written); "choppy" and the
     # negator of "did not give" both say something bad and both stay
-    assert named(one_flip_per_clause(tokens, terms, lexicon)) == ["choppy", "not give me a"]
+    assert named(drop_negated_subjects(tokens, terms, lexicon)) == ["choppy", "not give me a"]
     positive = tokenize("It was not bad and the cast isn't great.")
     kept = find_candidates(positive, lexicon, "positive", bare_negations=True)
-    assert one_flip_per_clause(positive, kept, lexicon) == kept  # "not bad" negates an opinion word: kept
+    assert drop_negated_subjects(positive, kept, lexicon) == kept  # "not bad" negates an opinion word: kept

@@ -66,7 +66,7 @@ def select_terms(items: Sequence[WorkItem], tags: Sequence[dict[int, str]], seed
             terms = [t for t in terms if t.kind != "word" or not (degree_modifier(tokens, t.head, tag, edited)
                                                                    or intensifying_idiom(tokens, t.head, tag)
                                                                    or names_a_kind(tokens, t.head, tag))]
-            terms = one_flip_per_clause(tokens, terms, lexicon)
+            terms = drop_negated_subjects(tokens, terms, lexicon)
         _sample_contexts(tokens, terms, np.random.default_rng(seed), c, bigram)
         col = labels.index(item.record.label) if item.record.label in labels else 0
         docs.append((tokens, terms, col))
@@ -96,7 +96,7 @@ _AUXILIARIES = frozenset({"is", "was", "are", "were", "'s", "be", "been", "being
                           "have", "had", "really", "just", "even", "actually", "certainly", "still"})
 
 
-def one_flip_per_clause(tokens: Sequence[Token], terms: Sequence[CausalTerm], lexicon: Lexicon) -> list[CausalTerm]:
+def drop_negated_subjects(tokens: Sequence[Token], terms: Sequence[CausalTerm], lexicon: Lexicon) -> list[CausalTerm]:
     """``terms`` less an opinion word that is the subject of a negated verb, and that verb's bare negator ("my
     problem isn't with the cast", "the trouble is not the acting"): the clause says the opposite of the word,
     so it carries no opinion of the word's polarity to flip. Editing both wrote "my progress is with the
