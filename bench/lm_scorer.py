@@ -187,14 +187,21 @@ def work_planner(model: str, texts: list[str], partial: Path | None = None) -> d
     base = {**info, "sentences": len(texts), "requests": sum(len(c) for c in calls), "calls": len(calls),
             "distinct_texts": len(distinct)}
 
+    seen: set[str] = set()
+    tokens_done = 0
+
     def progress(done: int, elapsed: float, cpu: float, hits: int) -> None:
-        """After each call of the first pass: what is done so far, so a process ended midway still tells."""
-        if partial is not None and done < len(calls):
-            seen = list(dict.fromkeys(t for call in calls[:done] for r in call for t in r[:2]))
-            partial.write_text(json.dumps({**base, "calls_done": done, "sentences_done": min(done * CHUNK, len(texts)),
-                                           "tokens_done": _tokens(scorer, seen), "planner_s": elapsed,
-                                           "planner_cpu_s": cpu, "first_hits": hits, "peak_first_mb": _peak_mb()})
-                               + "\n", encoding="utf-8")
+        """After each call of the first pass: what is done so far, so a process ended midway still tells
+        (the tokens of the texts met so far, each new one counted once)."""
+        nonlocal tokens_done
+        if partial is None or done >= len(calls):
+            return
+        new = [t for t in dict.fromkeys(x for r in calls[done - 1] for x in r[:2]) if t not in seen]
+        seen.update(new)
+        tokens_done += _tokens(scorer, new)
+        partial.write_text(json.dumps({**base, "calls_done": done, "sentences_done": min(done * CHUNK, len(texts)),
+                                       "tokens_done": tokens_done, "planner_s": elapsed, "planner_cpu_s": cpu,
+                                       "first_hits": hits, "peak_first_mb": _peak_mb()}) + "\n", encoding="utf-8")
 
     first_s, first_cpu, first_hits, first = run(progress)
     out = {**base, "calls_done": len(calls), "sentences_done": len(texts), "tokens": _tokens(scorer, distinct),

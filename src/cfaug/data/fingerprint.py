@@ -33,29 +33,29 @@ def code_hash() -> str:
     resources they read, by relative path and content (compiled caches left out). Two installs of one
     version from different sources (an edited checkout) get different hashes. Computed once per process."""
     root = Path(__file__).resolve().parents[1]
+    files = [f for f in sorted(root.rglob("*"))
+             if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".pyc", ".pyo")]
+    return "sha256:" + _hash_files(root, files)[:16]
+
+
+def _hash_files(root: Path, files: list[Path]) -> str:
+    """sha256 (hex) of ``files``, in the order given, each by its path relative to ``root`` (its name, when
+    ``root`` is the file itself) and its content."""
     h = hashlib.sha256()
-    for f in sorted(root.rglob("*")):
-        if not f.is_file() or "__pycache__" in f.parts or f.suffix in (".pyc", ".pyo"):
-            continue
-        h.update(str(f.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+    for f in files:
+        h.update(str(f.relative_to(root) if f != root else f.name).encode())
         with open(f, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
-    return "sha256:" + h.hexdigest()[:16]
+    return h.hexdigest()
 
 
 def hash_source(source: Any) -> str:
     """sha256 of a file, of every file in a folder (sorted), or of an in-memory table's JSON."""
-    h = hashlib.sha256()
     if isinstance(source, (str, Path)) and Path(source).exists():
         p = Path(source)
-        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
-        for f in files:
-            h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode())
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-        return "sha256:" + h.hexdigest()
+        return "sha256:" + _hash_files(p, sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+    h = hashlib.sha256()
     if hasattr(source, "to_dict") and not isinstance(source, dict):
         try:
             rows = source.to_dict(orient="records")  # DataFrame
