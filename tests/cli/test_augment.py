@@ -247,6 +247,23 @@ def test_rating_task_to_a_chosen_target(tmp_path, sentiment_tsv, fast):
     assert all(r["stars"] == mirror[r["original_stars"]] for r in read_jsonl(tmp_path / "opp.jsonl"))
 
 
+@pytest.mark.parametrize("target", ["positive", "pos", "1", "POSITIVE"])
+def test_a_target_is_written_in_the_inputs_spelling(reviews, tmp_path, fast, target):
+    out = tmp_path / "o.jsonl"
+    assert augment(reviews, "--target", target, "--keep-failed", "-o", out, *fast) == 0
+    rows = read_jsonl(out)
+    assert rows and {r["Sentiment"] for r in rows} == {"Positive"}
+    assert {r["original_Sentiment"] for r in rows} == {"Negative"}
+
+
+def test_a_target_that_is_no_label_of_the_input_exits_2_naming_its_labels(reviews, tmp_path, capsys):
+    out = tmp_path / "o.jsonl"
+    assert augment(reviews, "--target", "neutral", "-o", out, "--no-progress") == 2
+    assert capsys.readouterr().err == (
+        f"cfaug: error: target 'neutral' is not a label of {reviews}; its labels are Negative, Positive\n")
+    assert not out.exists() and not (tmp_path / "o.jsonl.run").exists()
+
+
 # ------------------------------------------------------------------------------------------ bad input
 
 
@@ -341,7 +358,7 @@ def test_missing_column_flag(sentiment_tsv, tmp_path, capsys):
     (["-p", "colour=red"], "unknown parameter(s) of auto-cad.v1: colour; valid: "),
     (["-p", "folds=many"], "parameter folds of auto-cad.v1: cannot read 'many' as int"),
     (["-p", "novalue"], "--param expects KEY=VALUE"),
-    (["--target", "neutral"], "unknown label 'neutral'"),
+    (["--target", "neutral"], "target 'neutral' is not a label of "),
     (["--config", "missing.yaml"], "config file missing.yaml: file not found"),
 ])
 def test_bad_options_exit_2(sentiment_tsv, tmp_path, capsys, args, message):

@@ -1,7 +1,9 @@
 """Output safety in every command that writes files (see :mod:`cfaug.run.outputs`): an output that is one
 of the command's inputs, however it is spelled, or lies inside a run directory the command reads, is
 refused with exit code 2 before any work, and the input is left byte for byte as it was; a second
-command writing the same output while the first holds it is refused like a busy run directory."""
+command writing the same output while the first holds it is refused like a busy run directory. An output is a
+regular file, a new path or ``-`` (standard output): a FIFO, a device or a link to one is refused and left as it
+was; nothing is written inside an input folder, another run's directory or a cache."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import hashlib
 import io
 import json
 import os
+import stat
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -278,3 +282,157 @@ def test_a_second_writer_of_the_same_output_is_refused(here, command):
     assert not Path(out).exists()
     assert not list(here.glob(".*.lock"))
     assert not Path("other.run").exists()  # a run refused before any work leaves no run directory
+
+
+# ------------------------------------------------------------------------------ what an output may be
+
+
+def special(kind: str) -> tuple[str, Callable[[], bool]]:
+    """An output path of ``kind`` made in the current folder, and a check that it is still what it was."""
+    if kind == "fifo":
+        os.mkfifo("pipe.jsonl")
+        return "pipe.jsonl", lambda: stat.S_ISFIFO(os.lstat("pipe.jsonl").st_mode)
+    if kind == "link to fifo":
+        os.mkfifo("pipe")
+        os.symlink("pipe", "pipe.jsonl")
+        return "pipe.jsonl", lambda: os.path.islink("pipe.jsonl") and stat.S_ISFIFO(os.stat("pipe").st_mode)
+    # never the device itself: a failing test must not replace /dev/null
+    os.symlink(os.devnull, "null.jsonl")
+    return "null.jsonl", lambda: os.path.islink("null.jsonl") and stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+SPECIAL_KINDS = {"fifo": "is a FIFO (named pipe)", "link to fifo": "(a symbolic link to pipe) is a FIFO (named pipe)",
+                 "link to device": f"(a symbolic link to {os.devnull}) is a character device"}
+
+#: commands writing one file -> argv writing the output OUT
+FILE_WRITERS = {
+    "augment": lambda out: ["augment", "data.tsv", "-o", out, "--no-progress"],
+    "evaluate": lambda out: ["evaluate", counterfactuals("cf.jsonl"), "-o", out, "--no-embedding", "--no-bertscore",
+                             "--ngram-reference", "none", "--no-progress"],
+    "report": lambda out: ["report", run_dir("run"), "-o", out],
+    "review export": lambda out: ["review", "export", run_dir("run"), "-o", out],
+    "review export label-studio": lambda out: ["review", "export", run_dir("run"), "-o", out,
+                                               "--format", "label-studio"],
+    "downstream": _downstream,
+}
+
+
+@pytest.mark.parametrize("kind", list(SPECIAL_KINDS))
+@pytest.mark.parametrize("command", list(FILE_WRITERS))
+def test_an_output_that_is_no_regular_file_is_refused_and_left_as_it_was(here, command, kind):
+    out, unchanged = special(kind)
+    code, _, err = cli(*FILE_WRITERS[command](out))
+    assert code == 2, err
+    assert f"-o {out} {SPECIAL_KINDS[kind]}" in err and "not a regular file" in err, err
+    assert "Traceback" not in err
+    assert unchanged()
+    assert not list(here.glob("*.run")) or command in ("report", "review export", "review export label-studio")
+
+
+def test_an_existing_folder_is_no_output_file(here):
+    Path("out.jsonl").mkdir()
+    code, _, err = cli("augment", "data.tsv", "-o", "out.jsonl", "--output-format", "jsonl", "--no-progress")
+    assert code == 2 and "-o out.jsonl is a folder, not a regular file" in err, err
+    code, _, err = cli(*FILE_WRITERS["report"]("out.jsonl"))
+    assert code == 2 and "-o out.jsonl is a folder, not a regular file" in err, err
+
+
+def test_a_symbolic_link_to_a_regular_file_is_written_through(here):
+    Path("real.jsonl").write_text("old\n", encoding="utf-8")
+    os.symlink("real.jsonl", "link.jsonl")
+    code, _, err = cli("augment", "data.tsv", "-o", "link.jsonl", "--limit", "4", "--no-progress")
+    assert code == 0, err
+    assert os.path.islink("link.jsonl") and os.readlink("link.jsonl") == "real.jsonl"
+    rows = [json.loads(line) for line in Path("real.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["Sentiment"] in ("Positive", "Negative") for r in rows)
+    assert not list(here.glob(".*.tmp"))
+
+
+def test_dash_is_standard_output(here):
+    code, out, err = cli("augment", "data.tsv", "-o", "-", "--limit", "4", "--no-progress")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]  # nothing but rows on stdout
+    assert rows and all(set(r) >= {"Text", "Sentiment", "original_Text", "meta"} for r in rows)
+    assert "output                 - (standard output)" in err and '"output": "-"' in err
+    assert not Path("-").exists()
+    assert Path("data.counterfactuals.jsonl.run/results.jsonl").exists()  # named after the default output
+    code, out, err = cli("augment", "data.tsv", "-o", "-", "--limit", "4", "--output-format", "tsv", "--no-progress")
+    assert code == 0 and out.splitlines()[0].split("\t")[:2] == ["Text", "Sentiment"], err
+    code, out, err = cli("augment", "data.tsv", "-o", "-", "--output-format", "parquet", "--no-progress")
+    assert code == 2 and "- (standard output) takes jsonl, csv, tsv, not parquet" in err, err
+    code, out, err = cli("augment", "data.tsv", "-o", "./-", "--limit", "4", "--output-format", "jsonl",
+                         "--no-progress")
+    assert code == 0 and Path("-").read_text(encoding="utf-8").count("\n") == len(rows), err
+
+    run_dir("run")
+    code, out, err = cli("review", "export", "run", "-o", "-")
+    assert code == 0 and [json.loads(line)["text"] for line in out.splitlines()] == ["a bad film"], err
+    code, out, err = cli("report", "run", "-o", "-")
+    assert code == 0 and out.lstrip().lower().startswith("<!doctype html>") and out.rstrip().endswith("</html>"), err
+    assert not Path("run/report.html").exists()
+
+
+@pytest.mark.parametrize("command", ["train", "compare", "evaluate", "downstream", "prompt-search"])
+def test_dash_is_refused_where_a_command_writes_no_stream(here, command):
+    argv = (FILE_WRITERS.get(command) or WRITERS[command])("-")
+    code, out, err = cli(*argv)
+    assert code == 2 and "-o -: this command writes" in err and "not to standard output" in err, err
+    assert not Path("-").exists() and out == ""
+
+
+def hf_folder(path):
+    import datasets
+
+    rows = [{"Text": "a wonderful film", "Sentiment": "Positive"}, {"Text": "a dull film", "Sentiment": "Negative"}]
+    datasets.Dataset.from_list(rows).save_to_disk(str(path))
+    return Path(path)
+
+
+@pytest.mark.parametrize("name", ["dataset_info.json", "data-00000-of-00001.arrow", "new.jsonl", "sub/new.jsonl"])
+def test_an_output_inside_an_input_folder_is_refused(here, name):
+    folder = hf_folder("hfin")
+    before = {p.name: sha(p) for p in folder.iterdir()}
+    code, _, err = cli("augment", "hfin", "-o", f"hfin/{name}", "--output-format", "jsonl", "--no-progress")
+    assert code == 2 and f"-o hfin/{name} is inside the input folder hfin" in err, err
+    assert {p.name: sha(p) for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "config.json", "results.jsonl", "new.jsonl"])
+@pytest.mark.parametrize("command", ["augment", "evaluate", "review export", "report"])
+def test_an_output_inside_another_run_directory_is_refused(here, command, name):
+    other = Path(run_dir("other.jsonl.run"))
+    (other / "manifest.json").write_text(json.dumps({"method": "auto-cad.v1", "versions": {}}))
+    before = {p.name: sha(p) for p in other.iterdir()}
+    out = f"other.jsonl.run/{name}"
+    argv = {"review export": lambda o: ["review", "export", run_dir("run"), "-o", o, "--format", "jsonl"]}.get(
+        command, FILE_WRITERS[command])(out)
+    code, _, err = cli(*argv)
+    assert code == 2, err
+    assert f"-o {out} is " in err and "other.jsonl.run" in err and ("another cfaug run" in err or
+                                                                   "same file as the input" in err), err
+    assert {p.name: sha(p) for p in other.iterdir()} == before
+
+
+def test_a_run_may_write_its_output_inside_its_own_run_directory(here):
+    code, _, err = cli("augment", "data.tsv", "-o", "r/cf.jsonl", "--run-dir", "r", "--limit", "2", "--no-progress")
+    assert code == 0, err
+    code, _, err = cli("augment", "data.tsv", "-o", "r/cf.jsonl", "--run-dir", "r", "--limit", "2", "--no-progress")
+    assert code == 0 and "2 already done" in err, err
+
+
+@pytest.mark.parametrize("name", ["requests.sqlite", "requests.sqlite-wal", "requests.sqlite-shm", "x.jsonl"])
+def test_an_output_inside_a_cache_is_refused(here, monkeypatch, name):
+    monkeypatch.setenv("CFAUG_CACHE_DIR", str(here / "cache"))
+    Path("cache").mkdir()
+    Path("cache/requests.sqlite").write_bytes(b"answers")
+    code, _, err = cli("augment", "data.tsv", "-o", f"cache/{name}", "--no-progress")
+    assert code == 2 and f"-o cache/{name} is inside the request cache" in err, err
+    code, _, err = cli("augment", "data.tsv", "--method", "zero-shot", "--llm-base-url", "http://127.0.0.1:9/v1",
+                       "--llm-model", "m", "--cache-dir", "mycache", "-o", f"mycache/{name}", "--output-format", "jsonl",
+                       "--no-progress")
+    assert code == 2 and f"-o mycache/{name} is inside the cache folder of -p llm.cache_dir" in err, err
+    store = Path(os.environ["CFAUG_MODEL_STORE"])
+    code, _, err = cli("augment", "data.tsv", "-o", str(store / "x.jsonl"), "--no-progress")
+    assert code == 2 and "is inside the model store" in err, err
+    assert Path("cache/requests.sqlite").read_bytes() == b"answers"
+    assert not (store / "x.jsonl").exists() and not list(here.glob("*.run"))

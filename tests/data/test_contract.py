@@ -8,7 +8,7 @@ from cfaug.data.tasks import make_task
 
 def sentiment_case():
     task = make_task("sentiment")
-    task.label_space.canonical("Positive")  # as read from the input: sets the surface form
+    task.label_space.read("Positive")  # as read from the input: sets the surface form
     schema = Schema(text_cols={"text": "Text"}, label_col="Sentiment", id_col="id")
     src = Record(id="r1", fields={"text": "A great film."}, label="positive", meta={"split": "train"})
     cf = Counterfactual(src, {"text": "A terrible film."}, "negative", "auto-cad.v1",
@@ -19,7 +19,7 @@ def sentiment_case():
 def test_sentiment_row():
     task, schema, cf = sentiment_case()
     row = counterfactual_row(cf, schema, task)
-    assert row == {"Text": "A terrible film.", "Sentiment": "negative", "source_id": "r1",
+    assert row == {"Text": "A terrible film.", "Sentiment": "Negative", "source_id": "r1",
                    "original_Text": "A great film.", "original_Sentiment": "Positive", "method": "auto-cad.v1",
                    "split": "train", "meta": cf.meta}
     assert list(row) == output_columns(schema, ["split"])
@@ -27,8 +27,8 @@ def test_sentiment_row():
 
 def test_target_label_is_spelled_as_in_the_input():
     task, schema, cf = sentiment_case()
-    task.label_space.canonical("Negative")
-    assert counterfactual_row(cf, schema, task)["Sentiment"] == "Negative"
+    task.label_space.read("neg")
+    assert counterfactual_row(cf, schema, task)["Sentiment"] == "neg"
 
 
 def test_nli_row_has_both_text_columns_and_their_originals():

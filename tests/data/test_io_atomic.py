@@ -1,5 +1,6 @@
 """Atomic writes (:mod:`cfaug.data.io.atomic`): a write that fails midway leaves the old file as it was and
-no temporary file; a replaced file keeps its permission bits."""
+no temporary file; a replaced file keeps its permission bits; a symbolic link is written through; only a
+regular file is ever replaced; ``-`` is standard output."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import stat
 
 import pytest
 
-from cfaug.data.io import write_rows
-from cfaug.data.io.atomic import atomic_open, atomic_path, write_bytes_atomic, write_text_atomic
+from cfaug.data.io import DataError, write_rows
+from cfaug.data.io.atomic import NotARegularFile, atomic_open, atomic_path, write_bytes_atomic, write_text_atomic
 
 
 def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temporary_file(tmp_path):
@@ -84,3 +85,51 @@ def test_a_folder_is_renamed_into_place_whole_or_not_at_all(tmp_path):
         (tmp / "config.json").write_text('{"a": 2}', encoding="utf-8")
     assert (target / "config.json").read_text(encoding="utf-8") == '{"a": 1}'
     assert [p.name for p in target.parent.iterdir()] == ["model"]
+
+
+def test_a_symbolic_link_to_a_file_is_written_through_and_stays_a_link(tmp_path):
+    target = tmp_path / "real.txt"
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.txt"
+    link.symlink_to("real.txt")
+    write_text_atomic(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == "real.txt"
+    assert target.read_text(encoding="utf-8") == "new\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to fifo", "link to device", "folder"])
+def test_only_a_regular_file_is_ever_replaced(tmp_path, kind):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    path = {"fifo": fifo, "link to fifo": tmp_path / "l1", "link to device": tmp_path / "l2",
+            "folder": tmp_path / "dir"}[kind]
+    if kind == "link to fifo":
+        path.symlink_to(fifo)
+    elif kind == "link to device":
+        path.symlink_to(os.devnull)
+    elif kind == "folder":
+        path.mkdir()
+    with pytest.raises(NotARegularFile, match="not a regular file"):
+        write_text_atomic(path, "rows\n")
+    with pytest.raises(NotARegularFile):
+        with atomic_path(path):
+            pass
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert path.is_symlink() == kind.startswith("link")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_name_dash_is_standard_output_and_a_path_named_dash_is_a_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_rows([{"text": "é", "label": "x"}], "-")
+    assert capsys.readouterr().out == '{"text": "é", "label": "x"}\n'
+    assert not (tmp_path / "-").exists()
+    write_rows([{"text": "a", "label": "x"}], "-", "tsv")
+    assert capsys.readouterr().out.splitlines() == ["text\tlabel", "a\tx"]
+    from pathlib import Path
+
+    write_text_atomic(Path("./-"), "a file\n")
+    assert (tmp_path / "-").read_text(encoding="utf-8") == "a file\n" and capsys.readouterr().out == ""
+    with pytest.raises(DataError, match="standard output"):
+        write_rows([{"text": "a"}], "-", "parquet")

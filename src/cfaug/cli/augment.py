@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cfaug.cli.options import load_config_file, parse_params
+from cfaug.cli.options import load_config_file, parse_params, run_config_keys
 from cfaug.cli.run_options import add_run_arguments, run_options_from
 
 #: a run that stopped early (server unreachable, budget spent) after writing a partial output
@@ -29,6 +29,12 @@ EPILOG = ("Exit codes: 0 success (every item done, none failed; items the method
           "failed and no counterfactual was written, 130 interrupted (rerun to resume).")
 
 
+def config_keys() -> frozenset[str]:
+    """What a --config file of ``cfaug augment`` (and of ``cfaug train``) may hold: the run options, the LLM
+    options, ``params``, the output and the method shortcuts."""
+    return run_config_keys("output", "pairs", "mlm", "classifier")
+
+
 def exit_code(summary: Any) -> int:
     """The exit code of a finished run (see :data:`EPILOG`): stopped early wins over failed items."""
     if not summary.complete:
@@ -45,7 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "edits. Writes one row per counterfactual (see docs/concepts.md: the output contract).",
         epilog=EPILOG)
     p.add_argument("input", help="CSV, TSV, JSONL, Parquet file or a datasets save_to_disk folder")
-    p.add_argument("-o", "--output", help="output file (default: <input stem>.counterfactuals.jsonl)")
+    p.add_argument("-o", "--output", help="output file, or - for standard output (rows on stdout, the summary on "
+                                          "stderr; JSONL unless --output-format says csv or tsv) (default: <input "
+                                          "stem>.counterfactuals.jsonl)")
     p.add_argument("--method", default=None, help="method name from 'cfaug methods' (default: auto-cad)")
     p.add_argument("--config", help="YAML or JSON file with any of these options; flags override it")
     m = p.add_argument_group("method parameters")
@@ -84,15 +92,18 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.api import run_augment
     from cfaug.cli import CliError, user_errors
 
-    cfg = load_config_file(args.config) if args.config else {}
+    cfg = load_config_file(args.config, config_keys()) if args.config else {}
     options = run_options_from(args, cfg)
     options["method"] = args.method or cfg.get("method")
     options["params"] = method_params(args, cfg)
-    output = args.output or cfg.get("output") or str(Path(args.input).with_suffix("")) + ".counterfactuals.jsonl"
-    options.setdefault("run_dir", str(output) + ".run")
-    from cfaug.run.outputs import check_output
+    default = str(Path(args.input).with_suffix("")) + ".counterfactuals.jsonl"
+    output = args.output or cfg.get("output") or default
+    from cfaug.run.outputs import check_output, is_stdout
 
-    check_output(output, "-o", inputs=[("--config", args.config)])  # the rest is checked by the runner
+    # rows on standard output: the run directory is named after the default output file
+    options.setdefault("run_dir", (default if is_stdout(output) else str(output)) + ".run")
+    check_output(output, "-o", inputs=[("--config", args.config)], stdout=True,
+                 run_dir=options["run_dir"])  # the rest is checked by the runner
     try:
         summary, _ = run_augment(args.input, output=output, **options)
     except user_errors() as exc:
@@ -100,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(summary.lines()), file=sys.stderr)
     print(json.dumps({"output": summary.output, "counterfactuals": summary.counterfactuals_written,
                       "rejected": summary.rows_rejected, "failed": summary.items_failed,
-                      "run_dir": summary.run_dir}))
+                      "run_dir": summary.run_dir}), file=sys.stderr if is_stdout(output) else sys.stdout)
     return exit_code(summary)

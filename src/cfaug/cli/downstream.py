@@ -167,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
              for v in values]
     inputs = [("--train", args.train), ("--dev", args.dev), ("--judge-train", args.judge_train), *named,
               *(("--groups", g) for g in args.groups)]
-    check_output(args.output, "-o", inputs=inputs)
-    check_output(args.markdown, "--markdown", inputs=inputs)
+    check_output(args.output, "-o", inputs=inputs, file=True)
+    check_output(args.markdown, "--markdown", inputs=inputs, file=True)
     if args.markdown and same_file(args.markdown, args.output):
         raise OutputRefused(f"--markdown {args.markdown} is the same file as -o {args.output}: name another file")
     if args.task == "opinion-summarization":

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output, "-o", inputs=[("", args.input), ("--judge-train", args.judge_train), *models,
                                             ("--ngram-reference", reference)],
                  read_dirs=[("", run_dir), ("--run-dir", args.run_dir), ("", beside if beside.is_dir() else None)],
-                 own_files=("metrics.json",))
+                 own_files=("metrics.json",), file=True)
     extra = Path(args.run_dir) if args.run_dir else (beside if run_dir is None and not args.output and
                                                      beside.is_dir() else None)
     with output_lock(_output(args, run_dir), extra and extra / "metrics.json"):

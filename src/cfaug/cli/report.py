@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "evaluate RUN_DIR' when it was run, else model-free metrics), and side-by-side examples "
                     "with the edits highlighted, filterable by method and by each filter's pass/fail.")
     p.add_argument("run_dir", help="a run directory written by 'cfaug augment' (default name: <output>.run)")
-    p.add_argument("-o", "--output", help="HTML file (default: RUN_DIR/report.html)")
+    p.add_argument("-o", "--output", help="HTML file, or - for standard output (default: RUN_DIR/report.html)")
     p.add_argument("--max-examples", type=int, default=300, help="examples listed on the page (default 300)")
     p.set_defaults(func=run)
 
@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
         out = write_report(args.run_dir, args.output, ReportOptions(max_examples=args.max_examples))
     except (ReportError, DataError) as exc:
         raise CliError(str(exc)) from exc
+    if args.output == "-":
+        return 0
     print(out)
     print(f"report written to {out}", file=sys.stderr)
     return 0

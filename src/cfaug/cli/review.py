@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with none of the chosen kind) writes nothing and exits with 2.", epilog=EXIT_CODES)
     e.add_argument("run_dir", metavar="RUN_DIR")
     e.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output file (.jsonl .csv .tsv .parquet) or folder (a Hugging Face dataset)")
+                   help="output file (.jsonl .csv .tsv .parquet), folder (a Hugging Face dataset), or - for "
+                        "standard output (JSONL unless --format says csv or tsv)")
     e.add_argument("--decisions", default=None,
                    help="which decisions to export, comma-separated (default: accepted,edited; also rejected, "
                         "not_flipped (exported with the original label), other_label (with the label named))")
@@ -138,7 +139,7 @@ def run_export(args: argparse.Namespace) -> int:
         raise CliError(f"nothing to export: {exc}") from exc
     except (ValueError, *_store_errors()) as exc:
         raise CliError(str(exc)) from exc
-    print(json.dumps(summary.to_dict(), ensure_ascii=False))
+    print(json.dumps(summary.to_dict(), ensure_ascii=False), file=sys.stderr if args.output == "-" else sys.stdout)
     left = [f"{summary.ties} tied (left out)" if summary.ties else "",
             f"{summary.not_chosen} decided otherwise" if summary.not_chosen else "",
             f"{summary.unknown_count} decisions on ids not in the run" if summary.unknown_count else ""]

@@ -52,13 +52,13 @@ def record_from_row(row: dict[str, Any], schema: Schema, task: Task) -> tuple[Re
     source = Record(
         id=str(row.get("source_id", "")),
         fields=orig_fields,
-        label=task.label_space.canonical(orig_label) if orig_label not in (None, "") else None,
+        label=task.label_space.read(orig_label) if orig_label not in (None, "") else None,
     )
     meta = row.get("meta") or {}
     if isinstance(meta, str):
         import json
 
         meta = json.loads(meta) if meta else {}
-    cf = Counterfactual(source=source, fields=new_fields, target=task.label_space.canonical(row[label_col]),
+    cf = Counterfactual(source=source, fields=new_fields, target=task.label_space.read(row[label_col]),
                         method=str(row.get("method", "")), meta=meta)
     return source, cf

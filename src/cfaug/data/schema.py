@@ -130,7 +130,7 @@ def parse_label_map(spec: str | Mapping[str, str] | None, task: Task) -> dict[st
     for k, v in pairs:
         key = k.strip()
         try:
-            out[key] = task.label_space.canonical(v.strip())
+            out[key] = task.label_space.read(v.strip())  # the map spells the labels the output writes
         except ValueError as exc:
             raise SchemaError(f"--label-map {shorten(f'{key}={v.strip()}')}: {exc}") from None
     return out

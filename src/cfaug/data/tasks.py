@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from cfaug.data.labels import (NLI_ALIASES, NLI_CODINGS, SENTIMENT_ALIASES, SENTIMENT_CODINGS, STYLE_ALIASES,
                                LabelError, LabelSpace)
 from cfaug.data.records import Record
+from cfaug.quoting import quote, quote_list
 from cfaug.registry import Registry
 
 
@@ -44,6 +46,27 @@ class Task:
 
     def opposite(self, record: Record) -> list[str]:
         return [lab for lab in self.label_space.labels if lab != record.label]
+
+    def check_target(self, records: Sequence[Record], where: str) -> None:
+        """Check ``target`` against the input: a :class:`LabelError` naming the target and the labels of
+        ``records`` (read from ``where``), as the input spells them, when it is no label of the task. A
+        target the input has no row of is a label still; the output spells it like the input's labels
+        (:meth:`LabelSpace.surface`)."""
+        if self.target == "opposite":
+            return
+        try:
+            self.label_space.canonical(self.target)
+        except LabelError:
+            present = {r.label for r in records if r.label is not None}
+            if not present:
+                raise LabelError(f"target {quote(self.target)} is not a label of the {self.name} task "
+                                 f"({quote_list(self.label_space.labels)})") from None
+            names = [lab for lab in self.label_space.labels if lab in present] or sorted(present)
+            message = (f"target {quote(self.target)} is not a label of {where}; its labels are "
+                       f"{quote_list(self.label_space.surface(lab) for lab in names)}")
+            if self.label_space.labels and set(self.label_space.labels) - present:
+                message += f" (and the {self.name} task's: {quote_list(self.label_space.labels)})"
+            raise LabelError(message) from None
 
     def describe_label(self, label: str) -> str:
         """A phrase naming a label inside a prompt."""
@@ -207,9 +230,11 @@ TASKS.register("style.v1", "style transfer (--levels names the styles); the judg
 
 
 def make_task(name: str, *, target: str = "opposite", edit_side: str = "premise",
-              levels: tuple[str, ...] | None = None) -> Task:
+              levels: tuple[str, ...] | None = None, check_target: bool = True) -> Task:
     """Build a registered task by name: ``sentiment``, ``rating`` (``levels``: the ratings, default
-    1..5), ``nli`` (``edit_side``) or ``style`` (``levels``: the style names, default informal,formal)."""
+    1..5), ``nli`` (``edit_side``) or ``style`` (``levels``: the style names, default informal,formal).
+    A ``target`` that is no label of the task raises :class:`LabelError` here, unless ``check_target`` is
+    False: then :meth:`Task.check_target` checks it once the input is read, naming the input's labels."""
     if name not in TASKS:
         raise TaskError(f"unknown task {name!r}; choose {', '.join(sorted(e.name.split('.')[0] for e in TASKS.entries()))}")
     cls = TASKS.get(name)
@@ -221,6 +246,6 @@ def make_task(name: str, *, target: str = "opposite", edit_side: str = "premise"
     elif cls is NLITask:
         kwargs["edit_side"] = edit_side
     task: Task = cls(**kwargs)  # type: ignore[arg-type]
-    if target != "opposite":
+    if target != "opposite" and check_target:
         task.label_space.canonical(target)  # fail early on an unknown target
     return task

@@ -163,7 +163,7 @@ def _to_pairs(records: Sequence[Any], rejects: list[Reject], source: str, task: 
                 continue
         orig_label = rec.meta.get(f"original_{label_col}")
         try:
-            orig_label = task.label_space.canonical(orig_label) if orig_label not in (None, "") else None
+            orig_label = task.label_space.read(orig_label) if orig_label not in (None, "") else None
         except ValueError:
             orig_label = None
         judge_input: JudgeInput

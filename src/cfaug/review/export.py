@@ -248,19 +248,21 @@ def export_reviewed(run_dir: str | os.PathLike[str], output: str | os.PathLike[s
     :class:`~cfaug.run.decisions.StoreError` for a damaged review store, and
     :class:`~cfaug.run.outputs.OutputRefused` for an output inside ``run_dir`` (before anything is read);
     the output is locked while it is written (:func:`~cfaug.run.outputs.output_lock`)."""
-    from cfaug.run.outputs import check_output, output_lock
+    from cfaug.data.io import output_kind
+    from cfaug.run.outputs import check_output, is_stdout, output_lock
 
-    run_dir, out = Path(run_dir), Path(output)
-    kind = detect_format(out, fmt, "--format") if fmt or not out.is_dir() else "hf"
+    run_dir = Path(run_dir)
+    out: str | Path = output if is_stdout(output) else Path(output)
+    kind = output_kind(out, fmt, "--format")
     if kind == "aste":
         raise DataError(f"{out}: the ASTE format holds sentences with triplets, not reviewed counterfactuals; "
                         "choose jsonl, csv, tsv, parquet or hf")
-    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf")
+    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf", file=kind != "hf", stdout=True)
     with output_lock(out):
         return _export(run_dir, out, kind, decisions, license)
 
 
-def _export(run_dir: Path, out: Path, kind: str, decisions: Sequence[str], license: str | None) -> ExportSummary:
+def _export(run_dir: Path, out: str | Path, kind: str, decisions: Sequence[str], license: str | None) -> ExportSummary:
     items = load_items(run_dir, include_failed=True)
     if not (run_dir / STORE_FILE).exists():
         raise NothingToExport(f"{run_dir}: no review decisions yet (no {STORE_FILE}); review the run first with "

@@ -100,7 +100,7 @@ def write_tasks(run_dir: str | os.PathLike[str], output: str | os.PathLike[str])
     out = Path(output)
     cfg = out.with_name(out.stem + CONFIG_SUFFIX)
     for path in (output, cfg):
-        check_output(path, "-o", read_dirs=[("", run_dir)])
+        check_output(path, "-o", read_dirs=[("", run_dir)], file=True)
     with output_lock(out, cfg):
         items = load_items(run_dir)
         if not items.items:

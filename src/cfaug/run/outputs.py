@@ -1,12 +1,22 @@
 """Output safety: what every command that writes files checks and holds before any work, so that nothing of
 the user's is destroyed.
 
+- **Only a regular file, a new path or standard output.** An output is a regular file, a path that does
+  not exist yet, or ``-`` (standard output, for the commands that write a stream: ``augment``, ``review
+  export``, ``report``). A FIFO, a device, a socket, or a symbolic link to one of those is refused; so is
+  an existing folder where a file is written. A symbolic link to a regular file is written through (the
+  link stays a link).
 - **Never one of its inputs.** An output that is the same file as something the command reads (its data,
   training data, test sets, demonstrations, a config file, a file a method parameter names...) is refused,
   however it is spelled: ``./data.tsv``, ``sub/../data.tsv``, a symbolic or hard link. Two existing paths
   are the same file when :func:`os.stat` gives the same device and inode; otherwise their resolved paths
-  (``..`` and symbolic links followed) are compared (:func:`same_file`). An output folder that is written
-  as a whole (``cfaug train``'s model folder, a ``datasets`` folder) must not hold an input either.
+  (``..`` and symbolic links followed) are compared (:func:`same_file`). Nor may an output lie inside a
+  folder the command reads (a Hugging Face dataset folder, a model folder). An output folder that is
+  written as a whole (``cfaug train``'s model folder, a ``datasets`` folder) must not hold an input either.
+- **Never inside what cfaug keeps.** No output lies inside a run directory (:func:`is_run_directory`) other
+  than the one the run itself uses, nor inside cfaug's caches (:func:`kept_folders`: the request cache and
+  its SQLite companions, the model store, the importance votes, the sentence embeddings, and a
+  ``cache_dir`` a parameter names).
 - **Never inside a run directory it reads.** ``cfaug report RUN -o RUN/results.jsonl`` is refused; only the
   file the command itself keeps there is allowed (``report.html``, ``metrics.json``). A run's own
   output may lie in its run directory, but never on one of the run directory's files (:data:`RUN_DIR_FILES`).
@@ -23,6 +33,7 @@ Refusals are :class:`OutputRefused` (an :class:`OutputError`, a :class:`~cfaug.c
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -30,15 +41,25 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.config import ConfigError
-from cfaug.data.io.atomic import atomic_open, atomic_path, write_bytes_atomic, write_text_atomic
+from cfaug.data.io.atomic import (
+    STDOUT,
+    atomic_open,
+    atomic_path,
+    is_stdout,
+    special_kind,
+    write_bytes_atomic,
+    write_text_atomic,
+)
+from cfaug.data.locations import user_cache_dir
+from cfaug.llm.cache import default_cache_dir
 from cfaug.llm.ledger import USAGE_FILE
 from cfaug.run.decisions import STORE_FILE
 from cfaug.run.rundir import RunDir, RunDirLocked, _Lock
 
 __all__ = [
-    "RUN_DIR_FILES", "OutputError", "OutputLocked", "OutputRefused", "atomic_open", "atomic_path",
-    "check_output", "is_within", "output_lock", "param_inputs", "run_dir_inputs", "same_file",
-    "write_bytes_atomic", "write_text_atomic",
+    "RUN_DIR_FILES", "STDOUT", "OutputError", "OutputLocked", "OutputRefused", "atomic_open", "atomic_path",
+    "check_output", "is_run_directory", "is_stdout", "is_within", "kept_folders", "output_lock", "param_caches",
+    "param_inputs", "run_dir_inputs", "same_file", "write_bytes_atomic", "write_text_atomic",
 ]
 
 #: what a run directory holds besides a run's output: the runner's files, the LLM usage, the review store
@@ -112,19 +133,33 @@ def _linked_inside(output: PathLike, folder: PathLike) -> str | None:
 
 def check_output(output: PathLike | None, flag: str = "-o", *, inputs: Iterable[tuple[str, Any]] = (),
                  read_dirs: Iterable[tuple[str, Any]] = (), own_files: Collection[str] = (),
-                 folder: bool = False) -> None:
-    """Refuse ``output`` (given as ``flag``) when writing it could destroy something the command reads.
+                 folder: bool = False, file: bool = False, stdout: bool = False, run_dir: PathLike | None = None,
+                 caches: Iterable[tuple[str, Any]] = ()) -> None:
+    """Refuse ``output`` (given as ``flag``) when writing it could destroy something: see the module docstring.
 
     ``inputs``: (flag, path) of every file or folder the command reads (flag ``""`` for a positional
-    argument); the output must not be one of them (:func:`same_file`), and with ``folder`` (an output folder
-    written as a whole) must not hold one.
+    argument); the output must not be one of them (:func:`same_file`) nor lie inside one that is a folder, and
+    with ``folder`` (an output folder written as a whole) must not hold one.
     ``read_dirs``: (flag, path) of the run directories it reads; the output must not be one of them nor
     lie inside one (nor be a hard link of a file inside one), except at the names in ``own_files``
     (relative to the run directory, e.g. ``report.html``). Values that are not paths (None, rows in memory)
-    are skipped. Raises :class:`OutputRefused` naming the flag, the output and the input."""
+    are skipped. ``run_dir``: the run directory the command itself writes, inside which the output may lie
+    (not on its files: pass :func:`run_dir_inputs` among ``inputs``); every other run directory is refused.
+    ``caches``: (name, folder) of caches beyond :func:`kept_folders` (see :func:`param_caches`).
+    ``file``: the output is a file, so an existing folder is refused. ``stdout``: ``-`` is standard output
+    and allowed; otherwise ``-`` is refused. Raises :class:`OutputRefused` naming the flag, the output and
+    what it would destroy."""
     if output is None or not os.fspath(output):
         return
-    for in_flag, path in _paths(inputs):
+    if is_stdout(output):
+        if not stdout:
+            what = "a folder" if folder else "its output by name"
+            raise OutputRefused(f"{flag} -: this command writes {what}, not to standard output; name a "
+                                f"{'folder' if folder else 'file'} (./- for a file named -)")
+        return
+    _check_kind(output, flag, file=file)
+    inputs, read_dirs = list(_paths(inputs)), list(_paths(read_dirs))
+    for in_flag, path in inputs:
         if same_file(output, path):
             raise OutputRefused(
                 f"{flag} {output} is the same file as the input {_named(in_flag, path)}; writing it would "
@@ -133,20 +168,100 @@ def check_output(output: PathLike | None, flag: str = "-o", *, inputs: Iterable[
             raise OutputRefused(
                 f"{flag} {output}: the input {_named(in_flag, path)} is inside that folder, which is written as a "
                 "whole; choose another output folder")
-    for dir_flag, run_dir in _paths(read_dirs):
-        where = f"the run directory {_named(dir_flag, run_dir)}, which this command reads"
-        inside = is_within(output, run_dir)
-        if inside and not same_file(output, run_dir):
-            inside = _resolved(output).relative_to(_resolved(run_dir)).as_posix() not in own_files
+    for dir_flag, rd in read_dirs:
+        where = f"the run directory {_named(dir_flag, rd)}, which this command reads"
+        inside = is_within(output, rd)
+        if inside and not same_file(output, rd):
+            inside = _resolved(output).relative_to(_resolved(rd)).as_posix() not in own_files
         if inside:
             raise OutputRefused(f"{flag} {output} is inside {where}; writing there could overwrite its files: "
                                 "write the output outside that folder")
-        linked = _linked_inside(output, run_dir)
+        linked = _linked_inside(output, rd)
         if linked:
             raise OutputRefused(f"{flag} {output} is a hard link of {linked}, inside {where}; choose another output")
-        if folder and is_within(run_dir, output):
+        if folder and is_within(rd, output):
             raise OutputRefused(f"{flag} {output} holds {where}, and is written as a whole; choose another output "
                                 "folder")
+    read = [rd for _, rd in read_dirs]
+    for name, kept in [*kept_folders(), *_paths(caches)]:
+        if is_within(output, kept):
+            raise OutputRefused(f"{flag} {output} is inside {name} {kept}; writing there would destroy what cfaug "
+                                "keeps for later runs: write the output elsewhere")
+    for in_flag, path in inputs:
+        if (os.path.isdir(path) and is_within(output, path) and not same_file(output, path)
+                and not any(same_file(path, rd) for rd in read)
+                and not (run_dir is not None and same_file(path, run_dir))):
+            raise OutputRefused(f"{flag} {output} is inside the input folder {_named(in_flag, path)}; writing there "
+                                "could overwrite what this command reads: write the output outside that folder")
+    other = _enclosing_run_dir(output, [*read, *([run_dir] if run_dir is not None else [])])
+    if other is not None:
+        raise OutputRefused(f"{flag} {output} is inside the run directory {other} of another cfaug run; writing "
+                            "there could destroy its results or manifest: write the output outside that folder")
+
+
+def _check_kind(output: PathLike, flag: str, *, file: bool) -> None:
+    """Refuse an output that exists and is no regular file (or, with ``file``, a folder)."""
+    path = os.path.expanduser(os.fspath(output))
+    kind = special_kind(path) or ("a folder" if file and os.path.isdir(path) else None)
+    if kind is None:
+        return
+    link = f" (a symbolic link to {os.readlink(path)})" if os.path.islink(path) else ""
+    raise OutputRefused(f"{flag} {output}{link} is {kind}, not a regular file: an output is a regular file, a path "
+                        "that does not exist yet, or - for standard output")
+
+
+def is_run_directory(folder: PathLike) -> bool:
+    """Whether ``folder`` is a cfaug run directory: it holds a ``config.json`` or ``manifest.json`` that
+    names a method, beside the results or the manifest (see :mod:`cfaug.run.rundir`)."""
+    f = Path(folder)
+    if not (f / "config.json").is_file() and not (f / "manifest.json").is_file():
+        return False
+    if not any((f / name).is_file() for name in (RunDir.RESULTS, "manifest.json", "summary.json", STORE_FILE)):
+        return False
+    for name in ("config.json", "manifest.json"):
+        try:
+            data = json.loads((f / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "method" in data:
+            return True
+    return (f / RunDir.RESULTS).is_file() and (f / "config.json").is_file()
+
+
+def _enclosing_run_dir(output: PathLike, allowed: Iterable[PathLike]) -> Path | None:
+    """The nearest run directory that is ``output`` or holds it, other than those in ``allowed``."""
+    allowed = [_resolved(a) for a in allowed]
+    p = _resolved(output)
+    for folder in (p, *p.parents):
+        if folder in allowed:
+            return None
+        if folder.is_dir() and is_run_directory(folder):
+            return folder
+    return None
+
+
+def kept_folders() -> list[tuple[str, Path]]:
+    """What cfaug keeps between runs, as (name, folder): no output may lie inside one."""
+    return [("the request cache", default_cache_dir()),
+            ("the model store", user_cache_dir("CFAUG_MODEL_STORE", "models")),
+            ("the importance cache", user_cache_dir("CFAUG_IMPORTANCE_CACHE", "importance")),
+            ("the embedding cache", user_cache_dir("CFAUG_EMBEDDING_CACHE", "embeddings"))]
+
+
+def param_caches(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The cache folders method parameters name (a ``cache_dir`` at any depth, e.g. ``llm.cache_dir``), as
+    (name, folder) for :func:`check_output`'s ``caches``."""
+    out: list[tuple[str, str]] = []
+
+    def visit(key: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                visit(f"{key}.{k}" if key else str(k), v)
+        elif key.rsplit(".", 1)[-1] == "cache_dir" and isinstance(value, (str, os.PathLike)) and os.fspath(value):
+            out.append((f"the cache folder of -p {key}", os.fspath(value)))
+
+    visit("", dict(params or {}))
+    return out
 
 
 def _named(flag: str, path: str) -> str:
@@ -211,7 +326,7 @@ def output_lock(*outputs: PathLike | None) -> Iterator[None]:
     with ExitStack() as stack:
         seen: set[Path] = set()
         for output in outputs:
-            if output is None or not os.fspath(output):
+            if output is None or not os.fspath(output) or is_stdout(output):
                 continue
             path = lock_file(output)
             if path in seen:

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from cfaug.config import ConfigError
 from cfaug.data.contract import output_columns
 from cfaug.data.fingerprint import code_hash, hash_source, versions
-from cfaug.data.io import DataError, Dataset, detect_format, read_dataset, write_rows
+from cfaug.data.io import DataError, Dataset, output_kind, read_dataset, write_rows
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.schema import Schema, parse_label_map
 from cfaug.data.tasks import Task
@@ -41,7 +41,15 @@ from cfaug.methods.base import Method
 from cfaug.run.context import stage_context
 from cfaug.run.engines import Job, LLMLoop, make_engine
 from cfaug.run.options import DEFAULT_METHOD, RunOptions
-from cfaug.run.outputs import OutputError, check_output, output_lock, param_inputs, run_dir_inputs
+from cfaug.run.outputs import (
+    OutputError,
+    check_output,
+    is_stdout,
+    output_lock,
+    param_caches,
+    param_inputs,
+    run_dir_inputs,
+)
 from cfaug.run.rundir import RunDir
 from cfaug.run.summary import RunSummary, collect_results
 from cfaug.run.training import Fitted, fit_or_load, read_model
@@ -65,11 +73,14 @@ class Plan:
     done: dict[str, dict[str, Any]]
 
 
-def make_task_from(options: RunOptions) -> Task:
+def make_task_from(options: RunOptions, *, check_target: bool = True) -> Task:
+    """The task the options ask for. With ``check_target=False`` the target is checked later, against the
+    input's labels (:meth:`~cfaug.data.tasks.Task.check_target`)."""
     from cfaug.data.tasks import make_task
 
     levels = options.levels if isinstance(options.levels, tuple) else options.levels_tuple()
-    return make_task(options.task, target=options.target, edit_side=options.edit_side, levels=levels)
+    return make_task(options.task, target=options.target, edit_side=options.edit_side, levels=levels,
+                     check_target=check_target)
 
 
 def make_schema(options: RunOptions, task: Task) -> Schema:
@@ -119,7 +130,7 @@ class Runner:
         self.source, self.options, self.output = source, options, output
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
         self.started = time.time()  # wall clock: the manifest's ``started``, and ``seconds`` are counted from it
-        self.task = make_task_from(options)
+        self.task = make_task_from(options, check_target=False)  # checked against the input once read
         self.schema = make_schema(options, self.task)
         self.method, self.params, self.model_info = method_for(options)
         if not options.run_dir:
@@ -135,14 +146,15 @@ class Runner:
         regular file, a folder this process cannot write to, an output format not known from the name, or
         an output that would overwrite an input or a file of the run directory (:mod:`cfaug.run.outputs`)."""
         if self.output is not None:
-            out = Path(self.output).expanduser()
-            fmt = self.options.output_format
-            kind = detect_format(out, fmt, "--output-format") if fmt or not out.is_dir() else "hf"
             o = self.options
+            kind = output_kind(self.output if is_stdout(self.output) else Path(self.output).expanduser(),
+                               o.output_format)
             check_output(self.output, "-o", inputs=[("", self.source), ("--train-data", o.train_data),
                                             ("--model", o.model), *param_inputs(o.params),
-                                            *run_dir_inputs(self.rd.path)], folder=kind == "hf")
-            _check_writable(out.parent, f"the output {self.output}")
+                                            *run_dir_inputs(self.rd.path)], folder=kind == "hf",
+                         file=kind != "hf", stdout=True, run_dir=self.rd.path, caches=param_caches(o.params))
+            if not is_stdout(self.output):
+                _check_writable(Path(self.output).expanduser().parent, f"the output {self.output}")
         if self.rd.path.exists() and not self.rd.path.is_dir():
             raise OutputError(f"the run directory {self.rd.path} is a file, not a folder; pass another --run-dir")
         _check_writable(self.rd.path, f"the run directory {self.rd.path}")
@@ -152,6 +164,7 @@ class Runner:
         """Read the input and build the run's config (nothing is written yet)."""
         o = self.options
         data = read_dataset(self.source, self.task, self.schema, fmt=o.input_format, max_chars=o.max_chars)
+        self.task.check_target(data.records, data.source)
         config = {
             "method": self.method.name,
             "params": self.method.identity_params(),

@@ -75,7 +75,7 @@ class RunSummary:
         out.append(f"time                   {self.seconds:.1f} s  (peak memory {self.peak_memory_mb:.0f} MB)")
         out.append(f"run directory          {self.run_dir}")
         if self.output:
-            out.append(f"output                 {self.output}")
+            out.append(f"output                 {self.output}" + (" (standard output)" if self.output == "-" else ""))
         if self.complete and self.items_failed:
             out.append(f"status                 complete, with FAILED ITEMS: {self.items_failed} of {self.items} "
                        + ("failed and no counterfactual was written" if not self.counterfactuals_written else

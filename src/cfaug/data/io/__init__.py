@@ -34,9 +34,9 @@ from cfaug.data.io.errors import (
 )
 from cfaug.data.io.formats import FORMATS, detect_format
 from cfaug.data.io.sources import open_rows
-from cfaug.data.io.writers import write_rows
+from cfaug.data.io.writers import output_kind, write_rows
 
 __all__ = [
     "DEFAULT_MAX_CHARS", "FORMATS", "RAW_KEEP_CHARS", "RAW_MAX_CHARS", "RAW_MAX_FIELDS", "DataError", "Dataset",
-    "Reject", "detect_format", "open_rows", "read_dataset", "write_rows",
+    "Reject", "detect_format", "open_rows", "output_kind", "read_dataset", "write_rows",
 ]

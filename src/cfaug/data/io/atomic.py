@@ -4,6 +4,10 @@ crash at any moment, sees either the old file or the new one, never half of one;
 file is removed and the old file is left as it was.
 
 The temporary file is named ``.<name>.<pid>-<n>.tmp``. A file that is replaced keeps its permission bits.
+A symbolic link is written through: the file it points to is replaced and the link stays a link. Only a
+regular file is ever replaced: a FIFO, a device, a socket or a folder at ``path`` raises
+:class:`NotARegularFile` and is left alone. ``-`` (:data:`STDOUT`) is standard output for
+:func:`atomic_open` (a stream has nothing to replace, so it is written as it comes).
 
 :func:`atomic_dir` does the same for a folder that is written once (a converted model): it is filled under a
 temporary name beside its final one and renamed into place, so a killed writer leaves no half folder there.
@@ -11,16 +15,64 @@ temporary name beside its final one and renamed into place, so a killed writer l
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 _counter = itertools.count()
+
+#: the output name that means standard output (spelled exactly so: ``./-`` is a file named ``-``)
+STDOUT = "-"
+
+
+class NotARegularFile(OSError):
+    """An output path names something that is not a regular file (a FIFO, a device, a socket, a folder):
+    replacing it would destroy it, writing into it is no file write."""
+
+
+def is_stdout(path: str | os.PathLike[str] | None) -> bool:
+    """Whether ``path`` is the string ``-``, the name of standard output. A :class:`~pathlib.Path` never is:
+    ``Path("./-")`` prints as ``-``, and names the file ``-`` the user spelled ``./-``."""
+    return isinstance(path, str) and path == STDOUT
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (symbolic links
+    followed): ``"a FIFO (named pipe)"``, ``"a character device"``, ``"a block device"``, ``"a socket"``;
+    None for a regular file, a folder or a path that does not exist (a dangling link included)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or the file a symbolic link points to (so
+    the link stays a link). Raises :class:`NotARegularFile` when that exists and is not a regular file."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    kind = special_kind(target) or ("a folder" if target.is_dir() else None)
+    if kind:
+        raise NotARegularFile(f"{path} is {kind}, not a regular file; an output is a regular file, a path that "
+                              "does not exist yet, or - for standard output")
+    return target
 
 
 def temp_path(path: str | os.PathLike[str]) -> Path:
@@ -33,8 +85,12 @@ def temp_path(path: str | os.PathLike[str]) -> Path:
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path`` for a writer that takes a file name (pandas, a format
     writer); when the block ends without an error the file written there replaces ``path``. Any error
-    removes the temporary file and leaves ``path`` untouched. The parent folder is made if missing."""
-    target = Path(path)
+    removes the temporary file and leaves ``path`` untouched. The parent folder is made if missing. A
+    symbolic link is written through; anything but a regular file at ``path`` raises
+    :class:`NotARegularFile`, as does ``-`` (a writer that takes a name cannot write to standard output)."""
+    if is_stdout(path):
+        raise NotARegularFile("- (standard output) cannot take this format: it is written by name; name a file")
+    target = write_target(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(target)
     try:
@@ -49,11 +105,16 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """``open(path, mode, **kwargs)`` for writing, made atomic (see the module docstring): the yielded
     file is a temporary one, renamed onto ``path`` when the block ends without an error. ``mode`` is
-    ``"w"`` or ``"wb"`` (``newline``, ``encoding`` as for :func:`open`; text defaults to UTF-8)."""
+    ``"w"`` or ``"wb"`` (``newline``, ``encoding`` as for :func:`open`; text defaults to UTF-8). ``-``
+    yields standard output (UTF-8 text, or its bytes), which is flushed and left open."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes a whole file: mode 'w' or 'wb', not {mode!r}")
     if mode == "w":
         kwargs.setdefault("encoding", "utf-8")
+    if is_stdout(path):
+        with _stdout(mode, kwargs.get("encoding"), kwargs.get("newline")) as fh:
+            yield fh
+        return
     with atomic_path(path) as tmp:
         with open(tmp, mode.replace("w", "x"), **kwargs) as fh:
             yield fh
@@ -86,6 +147,28 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def _stdout(mode: str, encoding: str | None, newline: str | None) -> Iterator[IO[Any]]:
+    """Standard output as a file for :func:`atomic_open`: the bytes of ``sys.stdout`` (through a UTF-8 text
+    layer for ``"w"``) when it has them, else ``sys.stdout`` itself (a stream in memory); never closed."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if mode == "wb":
+        yield buffer
+        buffer.flush()
+        return
+    text = io.TextIOWrapper(buffer, encoding=encoding or "utf-8", newline=newline, write_through=True)
+    try:
+        yield text
+        text.flush()
+    finally:
+        text.detach()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:

@@ -126,9 +126,9 @@ def _row_to_record(row: dict[str, Any], rownum: int, schema: Schema, task: Task,
             if mapped is None:
                 return (f"label {quote(raw_text)} in column {quote(schema.label_col)} is not in --label-map "
                         f"({quote_list(schema.label_map)})"), None
-            label = task.label_space.canonical(mapped)
+            label = task.label_space.read(mapped)
         else:
-            label = task.label_space.canonical(_cell_text(raw_label))
+            label = task.label_space.read(_cell_text(raw_label))
     except LabelError as exc:
         return f"{exc} in column {quote(schema.label_col)}", None
     if schema.id_col:

@@ -11,17 +11,37 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.data.io.aste_lines import _write_aste_rows
-from cfaug.data.io.atomic import atomic_open, atomic_path
+from cfaug.data.io.atomic import atomic_open, atomic_path, is_stdout
 from cfaug.data.io.formats import detect_format
+
+#: the formats standard output (``-``) can take: a stream of lines
+STREAM_FORMATS = ("jsonl", "csv", "tsv")
+
+
+def output_kind(path: str | os.PathLike[str], fmt: str | None = None, flag: str = "--output-format") -> str:
+    """The format rows are written in: ``fmt``, else from the name, a folder meaning a Hugging Face dataset and
+    ``-`` (standard output) meaning JSONL. Raises :class:`~cfaug.data.io.DataError` for a format standard
+    output cannot take."""
+    if is_stdout(path):
+        kind = detect_format(path, fmt, flag) if fmt else "jsonl"
+        if kind not in STREAM_FORMATS:
+            from cfaug.data.io.errors import DataError
+
+            raise DataError(f"- (standard output) takes {', '.join(STREAM_FORMATS)}, not {kind}; name a file for "
+                            f"{kind}")
+        return kind
+    return detect_format(path, fmt, flag) if fmt or not Path(path).is_dir() else "hf"
 
 
 def write_rows(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], fmt: str | None = None,
                columns: Sequence[str] | None = None) -> None:
     """Write row dicts. JSONL keeps nested objects; CSV/TSV/Parquet/HF store them as JSON strings. A file
-    is written atomically (:mod:`cfaug.data.io.atomic`): a failure leaves the old file as it was."""
-    kind = detect_format(path, fmt, "--output-format") if fmt or not Path(path).is_dir() else "hf"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    is written atomically (:mod:`cfaug.data.io.atomic`): a failure leaves the old file as it was. ``-`` writes
+    JSONL, CSV or TSV to standard output."""
+    kind = output_kind(path, fmt)
+    if not is_stdout(path):
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
     cols = list(columns) if columns else _union_columns(rows)
     if kind == "jsonl":
         with atomic_open(path, "w", encoding="utf-8") as fh:

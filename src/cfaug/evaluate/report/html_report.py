@@ -95,14 +95,15 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
 
 def write_report(run_dir: str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
                  options: ReportOptions | None = None) -> Path:
-    """Write the report (default ``RUN_DIR/report.html``) and return its path. An output inside the run
-    directory other than ``report.html`` is refused (:func:`cfaug.run.outputs.check_output`)."""
-    from cfaug.run.outputs import check_output, output_lock, write_text_atomic
+    """Write the report (default ``RUN_DIR/report.html``, ``-`` for standard output) and return its path. An
+    output inside the run directory other than ``report.html`` is refused
+    (:func:`cfaug.run.outputs.check_output`)."""
+    from cfaug.run.outputs import check_output, is_stdout, output_lock, write_text_atomic
 
     out = Path(output) if output else Path(run_dir) / "report.html"
-    check_output(output or out, "-o", read_dirs=[("", run_dir)], own_files=("report.html",))
-    with output_lock(out):
-        write_text_atomic(out, build_report(run_dir, options))
+    check_output(output or out, "-o", read_dirs=[("", run_dir)], own_files=("report.html",), file=True, stdout=True)
+    with output_lock(None if is_stdout(output) else out):
+        write_text_atomic(output if is_stdout(output) else out, build_report(run_dir, options))
     return out
 
 
