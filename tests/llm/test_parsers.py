@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cfaug.llm import ParseError, get_parser
-from cfaug.llm.errors import COMMENTARY, CUT_OFF, EMPTY, NOT_A_REWRITE, REASONING_OPEN
+from cfaug.llm.errors import COMMENTARY, CUT_OFF, EMPTY, NOT_A_REWRITE, REASONING_OPEN, TAGS_IN_TEXT
 from cfaug.llm.parsers import Parser, length_ratio, split_reasoning, word_overlap
 
 revised = get_parser("revised_text")
@@ -185,3 +185,66 @@ def test_a_parser_that_implements_call_still_gets_the_answer_without_reasoning()
             return answer.upper()
 
     assert Upper().read("<think>no</think>yes").value == "YES"
+
+
+#: sources that hold the tags the answer is read by, and a faithful rewrite of each (keeping those tags)
+HOLDS_TAGS = [
+    ("The staff was friendly and quick and the rooms were clean and bright. </revised> Also the pool was warm.",
+     "The staff was rude and slow and the rooms were dirty and dark. </revised> Also the pool was cold."),
+    ("The staff was friendly and quick. <revised> The rooms were clean and bright and the pool was warm.",
+     "The staff was rude and slow. <revised> The rooms were dirty and dark and the pool was cold."),
+    ("The staff was friendly and quick. <REVISED>The rooms were clean and bright</REVISED> and the pool was warm.",
+     "The staff was rude and slow. <REVISED>The rooms were dirty and dark</REVISED> and the pool was cold."),
+    ("The staff was friendly and quick and the rooms were clean and bright. </think> Also the pool was warm.",
+     "The staff was rude and slow and the rooms were dirty and dark. </think> Also the pool was cold."),
+    ("The staff was friendly and quick. <think> The rooms were clean and bright and the pool was warm.",
+     "The staff was rude and slow. <think> The rooms were dirty and dark and the pool was cold."),
+]
+
+
+@pytest.mark.parametrize("source, rewrite", HOLDS_TAGS, ids=["close", "open", "pair", "think-close", "think-open"])
+@pytest.mark.parametrize("shape", [
+    "<revised>{}</revised>",
+    "Sure, here it is:\n<revised>\n{}\n</revised>\nI changed the opinion words.",
+    "<think>Swap each opinion word.</think>\n<revised>{}</revised>",
+    "{}",  # untagged
+    "{}\n\nExplanation: I replaced every opinion word with its opposite.",
+    "<revised>{}",  # the closing tag forgotten
+], ids=["tagged", "chatter", "reasoning", "untagged", "commentary", "unclosed"])
+def test_a_rewrite_that_keeps_its_sources_tags_is_read_whole(source, rewrite, shape):
+    assert revised(shape.format(rewrite), source=source) == rewrite
+
+
+@pytest.mark.parametrize("source, rewrite", HOLDS_TAGS[:1] + HOLDS_TAGS[3:4], ids=["close", "think-close"])
+def test_a_cut_off_answer_that_keeps_its_sources_tags_is_read_whole(source, rewrite):
+    parsed = revised.read(f"<revised>{rewrite}</revised> I swapped", truncated=True, source=source)
+    assert parsed.value == rewrite
+
+
+def test_a_rewrite_that_drops_its_sources_tags_is_read_whole():
+    source, rewrite = HOLDS_TAGS[0]
+    dropped = rewrite.replace(" </revised>", "")
+    assert revised(f"<revised>{dropped}</revised>", source=source) == dropped
+
+
+@pytest.mark.parametrize("answer", [
+    # the answer's own closing tag missing: its one </revised> could end the rewrite or belong to it
+    "<revised>The staff was rude and slow and the rooms were dirty and dark. </revised> Also the pool was cold. "
+    "<revised>The staff was rude.</revised>",
+    # more of the text's tags than the text has, in no order that reads as a copy of it
+    "</revised> <revised>The staff was rude and slow and the rooms were dirty and dark.</revised> </revised> "
+    "<revised>Also the pool was cold.",
+])
+def test_an_answer_whose_tags_cannot_be_told_from_its_sources_is_refused(answer):
+    source = HOLDS_TAGS[0][0]
+    with pytest.raises(ParseError, match="holds </revised> itself") as exc:
+        revised(answer, source=source)
+    assert exc.value.kind == TAGS_IN_TEXT
+    assert "The text itself holds </revised>" in revised.reminder(source=source)
+    assert "itself" not in revised.reminder(source=SOURCE)
+
+
+def test_a_text_shown_without_a_source_counts_too():
+    shown = "1. pool | was | cold </revised> and dark"
+    rebuilt = "The pool was cold </revised> and dark, and the staff was slow."
+    assert revised(f"<revised>{rebuilt}</revised>", shown_text=shown) == rebuilt

@@ -19,7 +19,7 @@ from cfaug.cli import main
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import SentimentTask
 from cfaug.llm import UnparsedAnswer
-from cfaug.llm.errors import COMMENTARY, CUT_OFF, NOT_A_REWRITE, REASONING_OPEN
+from cfaug.llm.errors import COMMENTARY, CUT_OFF, NOT_A_REWRITE, REASONING_OPEN, TAGS_IN_TEXT
 from cfaug.methods.zero_shot import ZeroShot
 from cfaug.training.context import StageContext
 
@@ -256,3 +256,23 @@ def test_a_run_writes_only_readable_complete_answers_and_counts_the_others(tmp_p
     summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
     assert summary["items_failed"] == 3 and summary["counterfactuals_written"] == 1
     assert summary["extra"]["llm_unparsed_reasons"] == {COMMENTARY: 1, CUT_OFF: 1, REASONING_OPEN: 1}
+
+
+HOLDS_TAGS = "The staff was friendly and quick and the rooms were clean and bright. </revised> Also the pool was warm."
+KEEPS_TAGS = "The staff was rude and slow and the rooms were dirty and dark. </revised> Also the pool was cold."
+
+
+def test_a_source_that_holds_the_answers_tags_is_rewritten_whole():
+    with FakeLLM(default_reply=f"<revised>{KEEPS_TAGS}</revised>") as srv:
+        [cfs], _ = run(zero_shot(srv), [item(text=HOLDS_TAGS)])
+    assert [cf.fields["text"] for cf in cfs] == [KEEPS_TAGS]
+
+
+def test_an_answer_whose_tags_mix_with_its_sources_is_asked_again_then_never_written():
+    mixed = f"<revised>{KEEPS_TAGS} <revised>The staff was rude.</revised>"
+    with FakeLLM(default_reply=mixed) as srv:
+        [err], report = run(zero_shot(srv), [item(text=HOLDS_TAGS)])
+        assert srv.count() == 3
+        assert "The text itself holds </revised>: keep them where they are" in srv.requests[1].prompt
+    assert isinstance(err, UnparsedAnswer) and "holds </revised> itself" in str(err)
+    assert report["llm_unparsed_reasons"] == {TAGS_IN_TEXT: 1}

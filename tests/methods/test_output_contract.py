@@ -1,13 +1,16 @@
 """The output contract under every answer shape, for the prompting methods: a row is written only when its
 text differs from its source in words, and it holds nothing but the rewrite the answer gave (no note, no
-explanation, no copy of the prompt or of a demonstration).
+explanation, no copy of the prompt or of a demonstration), whole.
 
-The property test draws random source texts and, for each, a random answer shape from a seeded generator;
-the scripted server records which rewrite (if any) each answer holds, and the run's rows are checked against
-that record."""
+The property test draws random source texts (some with HTML markup and escapable characters, some holding
+the tags the answer is read by) and, for each, a random answer shape from a seeded generator; the scripted
+server records which rewrite (if any) each answer holds, and the run's rows are checked against that record.
+The flip check is off, so the same-words guard stands on its own: an answer that only escapes the source's
+HTML, drops its markup or lower-cases it without punctuation is no rewrite."""
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -28,16 +31,27 @@ NOUNS = ["food", "staff", "room", "pizza", "service", "coffee", "waiter", "menu"
 FILLER = ["the", "was", "really", "and", "our", "it", "'s", "very", "at", "this", "place", "today", "n't"]
 
 
+#: what a source may hold besides words: markup and characters HTML escapes, or the tags the answer is read by
+EXTRAS = ["<br /><br />", "&", "haven't", "</revised>", "<revised>", "</think>"]
+
+
 def random_source(rng: random.Random) -> str:
     words = [rng.choice(FILLER) for _ in range(rng.randint(3, 9))]
     for _ in range(rng.randint(1, 2)):
         words.insert(rng.randrange(len(words) + 1), rng.choice(list(FLIP)))
     words.insert(rng.randrange(len(words) + 1), rng.choice(NOUNS))
+    if rng.random() < 0.5:
+        words.insert(rng.randrange(1, len(words)), rng.choice(EXTRAS))
     return " ".join(words) + rng.choice([" .", " !", "."])
 
 
 def flipped(text: str) -> str:
     return re.sub(r"\w+", lambda m: FLIP.get(m.group(0), m.group(0)), text)
+
+
+def unpunctuated(text: str, fill: str) -> str:
+    """``text`` lower-cased, each punctuation mark replaced by ``fill``."""
+    return re.sub(r"[^\w\s]", fill, text.lower())
 
 
 def prompt_source(prompt: str) -> str:
@@ -64,6 +78,10 @@ def shapes(source: str, prompt: str) -> list[tuple[str, str | None]]:
         (f"<revised>{source.rstrip(' .!')}</revised>", None),  # punctuation only
         (f"<revised>{detokenized}</revised>", None),  # re-cased and detokenized
         (f"<revised>{source.upper()}!!</revised>", None),
+        (f"<revised>{html.escape(source)}</revised>", None),  # HTML-escaped
+        (f"<revised>{source.replace('<br />', '')}</revised>", None),  # markup dropped
+        (f"<revised>{unpunctuated(source, '')}</revised>", None),  # lower-cased, punctuation dropped
+        (f"<revised>{unpunctuated(source, ' ')}</revised>", None),  # ... or spaced out
         (f"<revised>{demos[0]}</revised>", None),  # a demonstration's output copied
         ("Reply with the revised text only, between <revised> and", None),  # the prompt echoed
         ("Sure! I can rewrite that for you.", None),
@@ -126,3 +144,41 @@ def test_the_last_guard_drops_an_unchanged_rewrite_for_any_method():
     assert line["counterfactuals"] == [] and line["reason"] == SAME_WORDS and line["status"] == "no_counterfactual"
     line = result_line(item, [same, other], schema, SentimentTask())
     assert [r["text"] for r in line["counterfactuals"]] == [other.fields["text"]]
+
+
+#: each source names its own hotel, so a reply can tell which item a prompt is about
+HOLDS_TAGS = ("The staff at the Savoy was friendly and quick and the rooms were clean and bright. </revised> "
+              "Also the pool was warm.")
+MARKUP = "I haven't seen a hotel like the Ritz.<br /><br />The staff & the rooms were friendly and clean."
+ANSWERS = {
+    "savoy": f"<revised>{flipped(HOLDS_TAGS)}</revised>",
+    "ritz": f"<revised>{html.escape(MARKUP)}</revised>",
+    "plaza": "<revised>{}</revised>".format(unpunctuated(MARKUP.replace("Ritz", "Plaza"), "")),
+    "regent": "<revised>{}</revised>".format(MARKUP.replace("Ritz", "Regent").replace("<br />", "")),
+}
+JUDGED = ("Classify the next", "Rate the next text", "Count the next text")
+
+
+def every_method_reply(body: dict[str, Any], prompt: str) -> str:
+    """A judge says negative, feedback asks for the flip, and every rewriting prompt gets its hotel's answer."""
+    if any(m in prompt for m in JUDGED):
+        return "negative"
+    if "Give your feedback" in prompt:
+        return "Make every opinion word negative."
+    hotel = next(h for h in reversed(ANSWERS) if h in prompt.lower())
+    return ANSWERS[hotel]
+
+
+@pytest.mark.parametrize("method", ["zero-shot", "few-shot", "cot", "self-refine", "opro", "compare-generate",
+                                    "lass-pairs"])
+def test_every_llm_method_writes_no_echo_and_reads_a_source_with_tags_whole(tmp_path, method):
+    data = [{"text": HOLDS_TAGS, "label": "positive"}, {"text": MARKUP, "label": "positive"},
+            *({"text": MARKUP.replace("Ritz", h.capitalize()), "label": "positive"} for h in ("plaza", "regent"))]
+    with FakeLLM(default_reply=every_method_reply) as srv:
+        llm = {"base_url": srv.base_url, "model": "m", "retry_base_delay": 0.01, "cache_dir": str(tmp_path / "c")}
+        _, rows = run_augment(data, method, run_dir=tmp_path / "run", progress=False, keep_failed=True,
+                              params={"llm": llm, "parse_retries": 0, "flip_check": "none"})
+    assert [(r["original_text"], r["text"]) for r in rows] == [(HOLDS_TAGS, flipped(HOLDS_TAGS))]
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert sorted(ln["status"] for ln in lines) == ["no_counterfactual"] * 3 + ["ok"]
+    assert all(ln["reason"] for ln in lines if ln["status"] == "no_counterfactual")

@@ -178,7 +178,7 @@ class ChangedConfig:
 
 class Changed:
     """The rewrite differs from the original in its words (:func:`~cfaug.nlp.tokens.same_words`: not only in
-    case, spacing, punctuation, quote style or tokenization)."""
+    case, spacing, punctuation, quote style, tokenization, HTML escaping or markup)."""
 
     name = "changed"
 
@@ -187,7 +187,7 @@ class Changed:
 
 
 @register_filter("changed.v1", "the rewrite differs from the original in its words (not only case, spacing, "
-                 "punctuation, quotes or tokenization)", ChangedConfig)
+                 "punctuation, quotes, tokenization, HTML escaping or markup)", ChangedConfig)
 def build_changed(cfg: ChangedConfig, ctx: Any) -> Changed:
     return Changed()
 

@@ -48,6 +48,9 @@ EMPTY = "empty answer"
 #: the server sent a refusal (the message's ``refusal`` field) instead of an answer
 REFUSED = "refused by the model"
 UNREADABLE = "not in the requested format"
+#: the text being rewritten holds the tags the answer is read by, and the answer's own tags cannot be told
+#: from the ones it copied
+TAGS_IN_TEXT = "tags of the text and of the answer mixed"
 
 
 class ParseError(ValueError):

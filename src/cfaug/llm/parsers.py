@@ -10,6 +10,12 @@ Every parser first removes a reasoning model's thinking (:func:`split_reasoning`
 whose opening tag was in the prompt); an answer left with an opened, never closed block is unreadable.
 :meth:`Parser.read` also says how the value was found (``notes``) and takes ``truncated=True`` for an answer
 cut off at ``max_tokens``: such an answer is read only where its value is complete (between closed tags).
+
+A rewrite's own text may hold the very tags the answer is read by (a review with ``</revised>`` or ``</think>``
+in it). The rewrite then carries them too, so :meth:`Parser.read` reads such an answer knowing the text's tags
+(:func:`text_tags`): the answer's tags that copy the text's are read as part of the rewrite, and an answer
+whose tags cannot be told apart that way is unreadable (:data:`~cfaug.llm.errors.TAGS_IN_TEXT`), never read
+short.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ import ast
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from dataclasses import dataclass, field
 
-from cfaug.llm.errors import COMMENTARY, CUT_OFF, ECHO, EMPTY, NOT_A_REWRITE, REASONING_OPEN, ParseError
+from cfaug.llm.errors import (COMMENTARY, CUT_OFF, ECHO, EMPTY, NOT_A_REWRITE, REASONING_OPEN, TAGS_IN_TEXT,
+                               ParseError)
 from cfaug.nlp.tokens import has_form, word_sequence
 from cfaug.registry import Registry
 
@@ -62,6 +69,35 @@ def split_reasoning(answer: str) -> tuple[str, str, bool]:
     return text.strip(), "\n\n".join(t for t in thoughts if t), unclosed
 
 
+def tag_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """A pattern matching the opening and closing tags ``<name>`` and ``</name>`` of ``names`` (any case)."""
+    return re.compile(r"</?(?:" + "|".join(re.escape(n) for n in names) + r")>", re.I)
+
+
+def text_tags(text: str, names: Sequence[str]) -> list[str]:
+    """The tags of ``names`` that ``text`` holds, in order and lower-cased (``["</revised>"]`` for "... slow.
+    </Revised> Also ...").
+
+    >>> text_tags("Rude. </Revised> Also <think>", ["revised", "think"])
+    ['</revised>', '<think>']
+    """
+    return [m.group(0).lower() for m in tag_pattern(names).finditer(text or "")]
+
+
+#: characters that stand for ``<`` and ``>`` in the answer's copies of its text's tags while it is read
+#: (private-use code points: the first pair the answer does not hold is used)
+_MASKS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\uf8fd", "\uf8fe"))
+_HAS_WORD = re.compile(r"[^\W_]")
+
+
+def _same_ends(value: str, mask: re.Pattern[str], text: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``value`` (its copies of the text's tags masked) has words before its first tag and after its
+    last one exactly where ``text`` has words before and after its own."""
+    def ends(parts: list[str]) -> tuple[bool, bool]:
+        return bool(_HAS_WORD.search(parts[0])), bool(_HAS_WORD.search(parts[-1]))
+    return ends(mask.split(value)) == ends(pattern.split(text))
+
+
 @dataclass
 class Parsed:
     """What :meth:`Parser.read` found: the ``value``, ``notes`` on how (e.g. an untagged rewrite's length
@@ -79,9 +115,25 @@ class Parser:
     ``parse`` keeps working: it gets the answer with reasoning removed.)"""
 
     name = "parser"
+    #: whether the value rewrites a text the prompt shows (context ``shown_text``, else ``source``), whose own
+    #: tags the answer may then carry (see :meth:`read`)
+    rewrites_text: ClassVar[bool] = False
 
     def __call__(self, answer: str, **context: Any) -> Any:
         return self.read(answer, **context).value
+
+    def tag_names(self, **context: Any) -> tuple[str, ...]:
+        """The names of the tags this parser finds its value by, besides the reasoning tags (none here)."""
+        return ()
+
+    def text_tags(self, **context: Any) -> list[str]:
+        """The tags the answer is read by (reasoning tags and :meth:`tag_names`) that the text being rewritten
+        (context ``shown_text``, else ``source``) holds itself, in order; empty for a parser that does not
+        rewrite a text (:attr:`rewrites_text`)."""
+        if not self.rewrites_text:
+            return []
+        shown = context.get("shown_text") or context.get("source") or ""
+        return text_tags(shown, (*REASONING_TAGS, *self.tag_names(**context))) if "<" in shown else []
 
     def parse(self, text: str, **context: Any) -> Any:
         raise NotImplementedError
@@ -91,7 +143,73 @@ class Parser:
         raise ParseError("the answer was cut off at max_tokens before it was complete", CUT_OFF)
 
     def read(self, answer: str, *, truncated: bool = False, **context: Any) -> Parsed:
-        """Strip reasoning, then parse (``truncated``: the answer was cut off at ``max_tokens``)."""
+        """Strip reasoning, then parse (``truncated``: the answer was cut off at ``max_tokens``).
+
+        When the text being rewritten holds tags the answer is read by (:meth:`text_tags`), the answer is read
+        knowing them: it is read once with none of its tags taken as the text's (when it holds each of the
+        text's tags at most once: the rewrite may have dropped them), and once for each run of its tags that
+        copies the text's, in order, with that run taken as part of the rewrite. A reading counts only when its
+        value holds none of the answer's own tags and every copied tag, with words before and after them where
+        the source has words. The longest reading is taken when it holds every other one; otherwise, or when
+        none counts, the answer is unreadable (:data:`~cfaug.llm.errors.TAGS_IN_TEXT`)."""
+        held = self.text_tags(**context)
+        if held:
+            return self._read_around_text_tags(answer or "", held, truncated, context)
+        return self._read(answer, truncated, context)
+
+    def _read_around_text_tags(self, answer: str, held: list[str], truncated: bool,
+                               context: dict[str, Any]) -> Parsed:
+        """:meth:`read` for an answer to a text that holds the tags ``held``."""
+        pattern = tag_pattern((*REASONING_TAGS, *self.tag_names(**context)))
+        hits = list(pattern.finditer(answer))
+        found = [m.group(0).lower() for m in hits]
+        runs: list[tuple[int, ...]] = []
+        if all(found.count(t) <= 1 for t in set(held)):
+            runs.append(())
+        k = len(held)
+        runs += [tuple(range(i, i + k)) for i in range(len(found) - k + 1) if found[i:i + k] == held]
+        pair = next((p for p in _MASKS if p[0] not in answer and p[1] not in answer), None)
+        if pair is None:
+            runs = [r for r in runs if not r]
+        errors: list[ParseError] = []
+        readings: list[Parsed] = []
+        for run in runs:
+            masked = answer
+            for j in reversed(run):
+                m = hits[j]
+                masked = masked[:m.start()] + pair[0] + m.group(0)[1:-1] + pair[1] + masked[m.end():]
+            try:
+                parsed = self._read(masked, truncated, context)
+            except ParseError as exc:
+                errors.append(exc)
+                continue
+            value = parsed.value
+            if not isinstance(value, str):
+                readings.append(parsed)
+                continue
+            if run:
+                mask = re.compile(re.escape(pair[0]) + r"(/?[^\W\d_][\w-]*)" + re.escape(pair[1]))
+                if len(mask.findall(value)) != k or pattern.search(value):
+                    continue  # a copied tag left outside the value, or one of the answer's own inside it
+                if not context.get("shown_text") and not _same_ends(value, mask, context.get("source") or "",
+                                                                    pattern):
+                    continue
+                value = mask.sub(r"<\1>", value)
+            elif pattern.search(value):
+                continue
+            readings.append(Parsed(value, parsed.notes, parsed.reasoning))
+        if not readings and errors and len(errors) == len(runs):
+            raise errors[0]
+        if readings:
+            best = max(readings, key=lambda r: len(str(r.value)))
+            if all(str(r.value) in str(best.value) for r in readings):
+                return best
+        shown = ", ".join(dict.fromkeys(held))
+        raise ParseError(f"the text holds {shown} itself, and the answer's own tags cannot be told from the ones "
+                         "it copied from the text, so where the rewrite starts or ends is unknown", TAGS_IN_TEXT)
+
+    def _read(self, answer: str, truncated: bool, context: dict[str, Any]) -> Parsed:
+        """Strip reasoning, then parse (the plain :meth:`read`)."""
         text, reasoning, unclosed = split_reasoning(answer)
         if unclosed:
             if truncated:
@@ -216,6 +334,11 @@ class RevisedText(Parser):
     off at ``max_tokens`` is read only from a complete tag pair."""
 
     name = "revised_text"
+    rewrites_text = True
+
+    def tag_names(self, *, tag: str = "revised", **context: Any) -> tuple[str, ...]:
+        """The tag the rewrite stands between (context ``tag``, default ``revised``)."""
+        return (tag,)
 
     def parse(self, text: str, *, tag: str = "revised", source: str | None = None,
               min_length_ratio: float = UNTAGGED_LENGTH_RATIO[0], max_length_ratio: float = UNTAGGED_LENGTH_RATIO[1],
@@ -318,8 +441,15 @@ class RevisedText(Parser):
         return text
 
     def reminder(self, *, tag: str = "revised", **context: Any) -> str:
-        return (f"I could not find the revised text in your answer. Reply with the revised text only, "
-                f"between <{tag}> and </{tag}>.")
+        """Ask for the rewrite between its tags again; when the text holds tags the answer is read by, say to
+        keep them where they are inside the rewrite."""
+        out = (f"I could not find the revised text in your answer. Reply with the revised text only, "
+               f"between <{tag}> and </{tag}>.")
+        held = self.text_tags(tag=tag, **context)
+        if held:
+            out += (f" The text itself holds {', '.join(dict.fromkeys(held))}: keep them where they are inside "
+                    f"the revised text, and write no other <{tag}> or </{tag}>.")
+        return out
 
 
 _WORD = re.compile(r"\w+")

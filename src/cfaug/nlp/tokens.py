@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -52,7 +53,7 @@ _WORD_CHARS = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def word_sequence(text: str) -> tuple[str, ...]:
-    """The words of ``text`` as compared by :func:`same_words`: Unicode-normalised (NFKC), case-folded, curly
+    """The words of ``text`` as :func:`same_words` reads them: Unicode-normalised (NFKC), case-folded, curly
     and straight quotes alike, clitics a tokenizer split off joined back ("it 's" = "it's", "did n't" =
     "didn't"), apostrophes dropped inside words, and punctuation, spacing and underscores ignored.
 
@@ -65,16 +66,57 @@ def word_sequence(text: str) -> tuple[str, ...]:
     return tuple(_WORD_CHARS.findall(text))
 
 
+#: an HTML or XML tag (``<br />``, ``<p>``, ``</i>``, ``<a href="...">``): markup, not words
+_MARKUP = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?\s*>")
+#: how many layers of HTML escaping are undone (``&amp;lt;`` is ``&lt;`` escaped once more)
+_UNESCAPE_DEPTH = 3
+
+
+def unescaped(text: str) -> str:
+    """``text`` with HTML character references undone (``&#x27;`` is ``'``, ``&lt;br /&gt;`` is ``<br />``),
+    up to three layers deep (an answer may escape text that was escaped already).
+
+    >>> unescaped("haven&#x27;t &amp;lt;br /&amp;gt;")
+    "haven't <br />"
+    """
+    text = text or ""
+    for _ in range(_UNESCAPE_DEPTH):
+        if "&" not in text:
+            break
+        plain = html.unescape(text)
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
+def word_forms(text: str) -> frozenset[str]:
+    """The spellings :func:`same_words` compares ``text`` by: its words (:func:`word_sequence`) run together,
+    after HTML escaping is undone (:func:`unescaped`), once with markup such as ``<br />`` dropped and once
+    with the names of its tags read as words (so an answer that lost only the angle brackets, ``br br``, still
+    matches). Running the words together ignores where spaces fall, so punctuation removed or replaced by a
+    space ("haven t", "thisbr") makes no difference.
+
+    >>> sorted(word_forms("Great.<br />Fun!"))
+    ['greatbrfun', 'greatfun']
+    """
+    plain = unescaped(text)
+    return frozenset("".join(word_sequence(t)) for t in (_MARKUP.sub(" ", plain), plain))
+
+
 def same_words(a: str, b: str) -> bool:
-    """Whether two texts hold the same words in the same order (see :func:`word_sequence`): a rewrite that
-    differs from its source only in case, spacing, punctuation, quote style or tokenization is unchanged.
+    """Whether two texts hold the same words in the same order: a rewrite that differs from its source only in
+    case, spacing, punctuation, quote style, tokenization, HTML escaping (``&#x27;``, ``&lt;br /&gt;``) or
+    markup (``<br />`` dropped, or left as ``br``) is unchanged. Compared by :func:`word_forms`.
 
     >>> same_words("it 's located in a great part of scottsdale .", "It's located in a great part of Scottsdale")
     True
     >>> same_words("did n't like it", "didn\u2019t like it!"), same_words("good food", "bad food")
     (True, False)
+    >>> same_words("i havent been there the food was good", "I haven&#x27;t been there.<br /><br />The food was good.")
+    True
     """
-    return word_sequence(a) == word_sequence(b)
+    return not word_forms(a).isdisjoint(word_forms(b))
 
 
 def has_form(word: str, words: set[str]) -> bool:

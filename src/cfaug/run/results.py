@@ -3,7 +3,7 @@ generated (the driver, or an engine's worker), so workers return finished, JSON-
 
 This is also the last guard of the output contract, for every method alike: a counterfactual whose text
 fields hold the same words as its source's (:func:`~cfaug.nlp.tokens.same_words`: case, spacing,
-punctuation, quote style and tokenization ignored) is dropped here, and an item left with none gets
+punctuation, quote style, tokenization, HTML escaping and markup ignored) is dropped here, and an item left with none gets
 :data:`SAME_WORDS` as its reason. Nothing changed that could carry the target label, so nothing is written
 under it."""
 
@@ -20,7 +20,8 @@ from cfaug.data.tasks import Task
 from cfaug.nlp.tokens import same_words
 
 #: why an item has no counterfactual when every rewrite it got holds its source's words
-SAME_WORDS = "every rewrite has the same words as its source (only case, spacing, punctuation or quotes differ)"
+SAME_WORDS = ("every rewrite has the same words as its source (only case, spacing, punctuation, quotes, HTML "
+              "escaping or markup differ)")
 
 
 def unchanged(cf: Counterfactual) -> bool:

@@ -142,3 +142,28 @@ def test_the_checks_one_by_one():
     before, after = [("The acting", "is", "excellent")], [("The acting", "is", "poor")]
     assert missing_edits("The acting is poor.", before, after, [0]) == []
     assert missing_edits("The acting is excellent !", before, after, [0]) == [0]
+
+
+def test_a_rebuild_that_only_adds_markup_to_the_original_is_not_written(tmp_path, sentiment_tsv):
+    inp, texts = positives(sentiment_tsv, tmp_path)
+
+    def with_markup(stated: str) -> str:  # the original back, with a line break of HTML in it
+        words = set(re.findall(r"\w+", stated.lower()))
+        source = max(texts, key=lambda t: len(words & set(re.findall(r"\w+", t.lower()))))
+        head, tail = source.split(" ", 1)
+        return f"<revised>{head}<br /><br />{tail}</revised>"
+
+    rows, summary = run(inp, tmp_path / "out.jsonl", script(rebuild=with_markup))
+    assert rows == [] and REBUILT_ORIGINAL in summary["without_reasons"]
+
+
+def test_a_rebuilt_text_that_keeps_the_tags_of_its_triples_is_read_whole(tmp_path, sentiment_tsv):
+    inp, texts = positives(sentiment_tsv, tmp_path)
+    first = texts[0]
+    held = first.replace(" with ", " </revised> with ", 1)
+    assert held != first
+    inp.write_text(inp.read_text(encoding="utf-8").replace(first, held), encoding="utf-8")
+    rows, _ = run(inp, tmp_path / "out.jsonl", script())
+    [row] = [r for r in rows if r["original_Text"] == held]
+    assert "</revised> with" in row["Text"] and row["Text"].endswith(".")
+    assert len(row["Text"].split()) >= len(held.split()) - 1

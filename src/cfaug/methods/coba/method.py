@@ -258,9 +258,12 @@ class CoBA(LLMMethod):
         for cand in range(c.candidates):
             rng = random.Random(seed + cand)
             order, deleted = permute_normal(cats, rng, c.delete_prob, c.shuffle)
-            rec = await self.ask(rebuild, {"triples": llm_triples.shown_triples(modified, order)}, seed=seed,
+            shown = llm_triples.shown_triples(modified, order)
+            # the triples' own <revised> or <think> tags, if any, are read as part of the text
+            stated = " ".join(f"{t['s']} {t['p']} {t['o']}" for t in shown)
+            rec = await self.ask(rebuild, {"triples": shown}, seed=seed,
                                  sample=cand, purpose="reconstruct", max_tokens=self.max_tokens_for(original) * 2,
-                                 parser_context={"prompt_text": instructions})
+                                 parser_context={"prompt_text": instructions, "shown_text": stated})
             answers.append(rec)
             if rec.value in seen:
                 continue
