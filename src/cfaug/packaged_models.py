@@ -26,6 +26,7 @@ from cfaug.training.store import default_store_dir
 #: the suffix of a GGUF model file
 SUFFIX = ".gguf"
 
+#: sha256 of the model files hashed in this process, by (resolved path, size, modification time)
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 
@@ -116,10 +117,10 @@ def resolve_gguf(model: str) -> Path:
     return path
 
 
-def model_hash(path: Path) -> str:
-    """sha256 (16 hex digits) of a model file: what identifies its weights (in the LLM request cache, in the
-    name of a converted model's folder; a path can hold another file tomorrow). Computed once per file
-    version in a process."""
+def file_sha256(path: Path) -> str:
+    """sha256 (64 hex digits) of a model file: what identifies its weights wherever the file lies (recorded
+    beside the model's name in every row an LLM wrote). Computed once per file version (path, size,
+    modification time) in a process: a GGUF file can be gigabytes."""
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _HASHES:
@@ -127,9 +128,21 @@ def model_hash(path: Path) -> str:
         with path.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 22), b""):
                 h.update(block)
-        _HASHES[key] = h.hexdigest()[:16]
+        _HASHES[key] = h.hexdigest()
     return _HASHES[key]
 
 
-__all__ = ["PACKAGED", "SUFFIX", "ModelFileError", "PackagedModel", "gguf_store", "looks_like_gguf", "model_hash",
-           "resolve_gguf"]
+def model_hash(path: Path) -> str:
+    """The first 16 hex digits of :func:`file_sha256`: what identifies a model file's weights in the LLM
+    request cache and in the name of a converted model's folder (a path can hold another file tomorrow)."""
+    return file_sha256(path)[:16]
+
+
+def model_name(model: str, path: Path) -> str:
+    """The name a model file is shown by where the data goes (output rows): ``model`` when it is a packaged
+    model's name, else the file's base name; never a path on this machine."""
+    return model if model in PACKAGED else path.name
+
+
+__all__ = ["PACKAGED", "SUFFIX", "ModelFileError", "PackagedModel", "file_sha256", "gguf_store", "looks_like_gguf",
+           "model_hash", "model_name", "resolve_gguf"]

@@ -386,6 +386,36 @@ def test_tsv_quotes_that_do_not_close_a_field_are_kept(tmp_path):
                                                                         '"Titanic" is dull.']
 
 
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+@pytest.mark.parametrize("fmt", ["tsv", "csv"])
+def test_a_lone_carriage_return_inside_a_field_keeps_the_row_whole(tmp_path, fmt, ending):
+    sep = "\t" if fmt == "tsv" else ","
+    f = tmp_path / f"cr.{fmt}"
+    lines = ["id", "text", "label"], ["a", "Good.", "pos"], ["b", "Great film.\rReally dull though.", "neg"], \
+        ["c", "Wait.\rA warm story.", "pos"], ["d", '"Quoted\rtext."', "neg"], ["e", "Fine.", "pos"]
+    f.write_bytes(ending.join(sep.join(cells) for cells in lines).encode("utf-8") + ending.encode())
+    ds = read_dataset(f, sentiment())
+    assert ds.rejects == [] and ds.rows_read == 5
+    assert as_tuples(ds) == [("a", "Good.", "positive"), ("b", "Great film.\rReally dull though.", "negative"),
+                             ("c", "Wait.\rA warm story.", "positive"), ("d", "Quoted\rtext.", "negative"),
+                             ("e", "Fine.", "positive")]
+
+
+def test_a_lone_carriage_return_as_the_first_column_is_never_half_a_row(tmp_path):
+    f = tmp_path / "cr.tsv"
+    f.write_bytes(b"text\tlabel\nGood.\tpos\nThe head.\rThe tail.\tneg\n")
+    ds = read_dataset(f, sentiment())
+    assert as_tuples(ds) == [("1", "Good.", "positive"), ("2", "The head.\rThe tail.", "negative")]
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv"])
+def test_a_file_whose_lines_end_in_carriage_returns_alone_still_reads(tmp_path, fmt):
+    sep = "\t" if fmt == "tsv" else ","
+    f = tmp_path / f"mac.{fmt}"
+    f.write_bytes(f"text{sep}label\rGood.{sep}pos\rBad.{sep}neg\r".encode())
+    assert as_tuples(read_dataset(f, sentiment())) == [("1", "Good.", "positive"), ("2", "Bad.", "negative")]
+
+
 @pytest.mark.parametrize("name", ["o.tsv", "o.csv"])
 def test_written_quotes_tabs_and_newlines_read_back(tmp_path, name):
     rows = [{"text": t, "label": "pos"} for t in ['Quote " and\nnewline.', "A\ttab, and a comma.", '"Quoted" start.',

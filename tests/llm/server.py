@@ -11,6 +11,8 @@ A reply is a string (the answer's content, ``finish_reason`` ``"stop"``) or a :c
 also sets ``finish_reason`` and a reasoning model's thinking in the field where servers put it (vLLM and
 llama.cpp: ``reasoning_content``; Ollama: ``reasoning``), or no content at all; :func:`cut_at_max_tokens`
 makes a reply behave like a model that stops at the request's ``max_tokens`` (one word per token).
+Answers name the request's model, or ``served_model`` when it is set (llama.cpp's server names its model
+file's path, whatever the request says).
 
 Use it in a test::
 
@@ -144,8 +146,9 @@ class FakeLLM:
 
     def __init__(self, latency: float = 0.0, default_reply: Reply = "OK", retry_after: str | None = "1",
                  api_key: str | None = None, slow_seconds: float = 30.0, host: str = "127.0.0.1",
-                 port: int = 0, log_requests: bool = True) -> None:
+                 port: int = 0, log_requests: bool = True, served_model: str | None = None) -> None:
         self.latency = latency
+        self.served_model = served_model
         self.default_reply = default_reply
         self.retry_after = retry_after
         self.api_key = api_key
@@ -295,7 +298,10 @@ class FakeLLM:
                 return await self._fault(request, fault)
             reply = self.default_reply if rule is None else rule.reply
             answer = reply(body, prompt) if callable(reply) else reply
-            return web.Response(body=json.dumps(self._payload(body, prompt, answer)).encode(),
+            payload = self._payload(body, prompt, answer)
+            if self.served_model is not None:
+                payload["model"] = self.served_model
+            return web.Response(body=json.dumps(payload).encode(),
                                 content_type="application/json")
         finally:
             with self._lock:

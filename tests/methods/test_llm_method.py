@@ -222,3 +222,28 @@ def test_usage_is_kept_in_the_run_directory_and_adds_up_over_sessions(llm_server
     assert second["llm_tokens_in"] > first["llm_tokens_in"]
     assert second["llm_unparsed_answers"] == 1
     assert "llm_unparsed_items" not in second  # the item's latest attempt parsed
+
+
+@pytest.mark.parametrize("method", ["zero-shot", "few-shot", "self-refine"])
+def test_written_rows_name_a_local_model_and_its_sha256_and_keep_its_path_in_the_manifest(fake_llamacpp, tmp_path,
+                                                                                          method):
+    import hashlib
+    import json
+
+    from cfaug.cli import main
+
+    srv, model = fake_llamacpp
+    srv.default_reply = "<revised>A dull film with a tedious story.</revised>"
+    srv.add("Give your feedback", "It still sounds positive: great and moving.")  # self-refine's feedback
+    inp = tmp_path / "in.tsv"
+    inp.write_text("text\tlabel\nA great film with a moving story.\tpositive\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    code = main(["augment", str(inp), "-o", str(out), "--method", method, "--llm-model", str(model),
+                 "--no-progress", "-p", "flip_check=none", *(["-p", "rounds=1"] if method == "self-refine" else [])])
+    assert code == 0
+    [row] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert row["meta"]["llm"]["model"] == "tiny-chat.gguf"
+    assert row["meta"]["llm"]["model_sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert str(model.parent) not in out.read_text(encoding="utf-8")  # no local path leaves with the data
+    manifest = json.loads((tmp_path / "out.jsonl.run" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["method_facts"]["llm"]["local_model"]["path"] == str(model)

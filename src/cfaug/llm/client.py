@@ -82,6 +82,7 @@ class LLMClient:
                 completion = Completion.from_cache(hit)
                 completion.cache_key = key
                 self._scrub(completion)  # an entry written before answers were scrubbed
+                self._name_model(completion)  # ... or before a local model's path was replaced by its name
                 self.ledger.record(completion, self.tag, purpose)
                 return completion
         shared = self._inflight.get(key)
@@ -137,6 +138,7 @@ class LLMClient:
                 await self.budget.settle(reserved, 0.0)
             raise
         self._scrub(completion)
+        self._name_model(completion)
         cost = self.ledger.record(completion, self.tag, purpose)
         if self.budget is not None:
             await self.budget.settle(reserved, cost)
@@ -179,6 +181,14 @@ class LLMClient:
             completion.refusal = redact_secrets(completion.refusal, self._secrets, patterns=False)
         if completion.model:
             completion.model = redact_secrets(completion.model, self._secrets)
+
+    def _name_model(self, completion: Completion) -> None:
+        """Name a model run on this machine as the data may show it (:attr:`Backend.public_model`, never a
+        local path), with its file's sha256."""
+        name = self.backend.public_model
+        if name is not None:
+            completion.model = name
+        completion.model_sha256 = self.backend.model_sha256
 
     def forget(self, completions: Iterable[Completion]) -> None:
         """Drop these answers from the cache (they proved unusable, e.g. never parsed): the next time the

@@ -63,7 +63,12 @@ class Completion:
     parsers strip it (:func:`cfaug.llm.parsers.split_reasoning`). ``refusal`` is the text of a refusal the
     server sent in the message's own ``refusal`` field (OpenAI's structured refusals), None when there is
     none; an answer that is a refusal has no ``text`` and is reported as refused, not as empty
-    (:attr:`refused`)."""
+    (:attr:`refused`).
+
+    ``model`` is the model's name as the server reported it, or, for a model run on this machine, its
+    public name (a packaged name, a file's or folder's base name; never a local path), and ``model_sha256``
+    its file's sha256 (None for a model that is not one local file); the client sets both from the backend
+    on every answer, fresh or cached (:meth:`cfaug.llm.backends.base.Backend.public_model`)."""
 
     text: str
     tokens_in: int = 0
@@ -75,6 +80,7 @@ class Completion:
     attempts: int = 1
     reasoning: str | None = None
     refusal: str | None = None
+    model_sha256: str | None = None
     cache_key: str | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -119,7 +119,9 @@ class Answer:
     max_tokens_raised: int | None = None
 
     def provenance(self) -> dict[str, Any]:
-        """What goes into a counterfactual's ``meta["llm"]``."""
+        """What goes into a counterfactual's ``meta["llm"]``: the model's name (for a model run on this
+        machine its public name, never a local path, and ``model_sha256``, its file's sha256), the prompt,
+        attempts, tokens, whether every answer came from the cache, and how the answer ended."""
         last = self.completions[-1]
         out = {
             "model": last.model, "prompt": self.prompt, "attempts": len(self.completions),
@@ -127,6 +129,8 @@ class Answer:
             "tokens_out": sum(c.tokens_out for c in self.completions),
             "cached": all(c.cached for c in self.completions), "finish_reason": last.finish_reason,
         }
+        if last.model_sha256:
+            out["model_sha256"] = last.model_sha256
         if self.notes:
             out["parse"] = dict(self.notes)
         if self.reasoning:

@@ -95,6 +95,7 @@ class UsageTally:
         self.tokens_out = 0
         self.cached = 0
         self.model = ""
+        self.model_sha256: str | None = None
         self.prompts: list[str] = []
         self.parse_notes: list[dict[str, Any]] = []  # how answers given without their tags (or cut off) were read
         self.reasoning_chars = 0
@@ -107,6 +108,7 @@ class UsageTally:
         self.tokens_out += sum(c.tokens_out for c in answer.completions)
         self.cached += sum(1 for c in answer.completions if c.cached)
         self.model = answer.completions[-1].model or self.model
+        self.model_sha256 = answer.completions[-1].model_sha256 or self.model_sha256
         if answer.prompt not in self.prompts:
             self.prompts.append(answer.prompt)
         if answer.notes:
@@ -117,6 +119,8 @@ class UsageTally:
     def to_meta(self) -> dict[str, Any]:
         out = {"model": self.model, "prompts": list(self.prompts), "answers": self.calls, "attempts": self.attempts,
                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cached": self.cached}
+        if self.model_sha256:
+            out["model_sha256"] = self.model_sha256
         if self.parse_notes:
             out["parse"] = list(self.parse_notes)
         if self.reasoning_chars:

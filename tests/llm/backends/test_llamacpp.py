@@ -7,9 +7,11 @@ command installs both)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -19,10 +21,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from cfaug.llm.cache import DB_NAME
 from cfaug.llm.errors import LLMConfigError
 from cfaug.llm.gguf import GGUFError, read_metadata
 from cfaug.llm.gguf_models import PACKAGED, resolve_gguf
 from cfaug.llm.settings import LLMSettings
+from cfaug.packaged_models import file_sha256
 
 from cfaug_tests_real_model import SMOLLM2, needs_real_model  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -55,6 +59,9 @@ def test_a_packaged_name_runs_here_and_the_server_goes_away(tmp_path):
     assert chat.text.strip() and chat.tokens_in > 0 and chat.tokens_out > 0 and not chat.usage_estimated
     assert raw.text.strip() and raw.tokens_in > 0
     assert again.cached and again.text == chat.text  # the request cache works as for any server
+    # named by its packaged name and its file's sha256, never by the path llama.cpp's server reports
+    sha = file_sha256(resolve_gguf(SMOLLM2))
+    assert {(a.model, a.model_sha256) for a in (chat, raw, again)} == {(SMOLLM2, sha)}
     report = client.report()
     assert report["llm_cost_usd"] == 0.0 and report["llm_requests"] == 2
     # the server wants its token: a request without it is refused
@@ -153,6 +160,78 @@ def test_a_file_that_is_not_gguf_is_refused_with_its_name(tmp_path):
 
     with pytest.raises(LLMConfigError, match="model.gguf"):
         create_client(LLMSettings(model=str(bad), cache=False))
+
+
+def _ask(settings):
+    """One chat answer from a fresh client, and the client (closed)."""
+    from cfaug.llm.client import create_client
+
+    client = create_client(settings)
+
+    async def go():
+        try:
+            return await client.chat([{"role": "user", "content": "Say yes."}], max_tokens=4, temperature=0)
+        finally:
+            await client.aclose()
+    try:
+        return asyncio.run(go()), client
+    finally:
+        client.close()
+
+
+def test_answers_name_the_model_file_and_its_sha256_never_its_path(fake_llamacpp, tmp_path):
+    srv, path = fake_llamacpp
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    settings = LLMSettings(model=str(path), cache_dir=str(tmp_path / "cache"))
+    fresh, client = _ask(settings)
+    assert srv.requests and not fresh.cached  # the server reported the file's path as its model
+    assert fresh.model == "tiny-chat.gguf" and fresh.model_sha256 == sha
+    assert client.backend.model_id == f"gguf:{sha[:16]}"  # the request cache keys on the file's content, as before
+    facts = client.backend.describe()  # the run manifest keeps the path
+    assert facts["path"] == str(path) and facts["name"] == "tiny-chat.gguf" and facts["sha256"] == sha
+    replay, _ = _ask(settings)
+    assert replay.cached and replay.model == "tiny-chat.gguf" and replay.model_sha256 == sha
+    # an answer cached with the path as its model (as earlier versions kept it) is replayed without it
+    with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
+        db.execute("UPDATE responses SET response = replace(response, ?, ?)",
+                   ('"tiny-chat.gguf"', json.dumps(str(path))))
+        [(stored,)] = db.execute("SELECT response FROM responses").fetchall()
+    assert json.loads(stored)["model"] == str(path)
+    old, _ = _ask(settings)
+    assert old.cached and old.model == "tiny-chat.gguf" and str(tmp_path) not in json.dumps(old.__dict__)
+
+
+def test_a_packaged_model_is_named_by_its_packaged_name(fake_llamacpp, monkeypatch):
+    import cfaug.llm.gguf_models as gm
+
+    _, path = fake_llamacpp
+    monkeypatch.setitem(gm.PACKAGED, "tiny-chat", gm.PackagedModel("tiny-chat", "pip install tiny-chat", "MIT",
+                                                                    "a test model", lambda assemble=True: path))
+    answer, client = _ask(LLMSettings(model="tiny-chat", cache=False))
+    assert answer.model == "tiny-chat" and answer.model_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert client.backend.describe()["path"] == str(path)
+
+
+def test_a_model_file_is_hashed_once_per_version(tmp_path, monkeypatch):
+    from cfaug import packaged_models
+
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF one")
+    opened = []
+    real_open = type(path).open
+
+    def counting_open(self, mode="r", *args, **kwargs):
+        if mode == "rb":
+            opened.append(self)
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(type(path), "open", counting_open)
+    first = packaged_models.file_sha256(path)
+    assert packaged_models.file_sha256(path) == first == hashlib.sha256(b"GGUF one").hexdigest()
+    assert packaged_models.model_hash(path) == first[:16] and len(opened) == 1
+    path.write_bytes(b"GGUF two, longer")  # another version of the file: hashed again
+    assert packaged_models.file_sha256(path) == hashlib.sha256(b"GGUF two, longer").hexdigest()
+    assert len(opened) == 2
 
 
 def test_cfaug_llm_models_lists_the_packaged_models(capsys):

@@ -104,3 +104,9 @@ def test_bad_model_paths_are_explained(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(LLMConfigError, match="cannot load"):
         create_client(LLMSettings(model=str(tmp_path / "empty")))
+
+
+def test_answers_name_the_model_folder_never_its_path(tiny_lm):
+    [answer], client = run(LLMSettings(model=str(tiny_lm), cache=False), [greedy("a short prompt", 2)])
+    assert answer.model == tiny_lm.name and str(tiny_lm.parent) not in answer.model
+    assert answer.model_sha256 is None  # a folder is not one file: its path stays in the run manifest

@@ -148,13 +148,16 @@ def test_unreadable_answers_are_failed_steps_and_the_loop_goes_on(serve, scripte
     assert lines[0]["status"] == "ok"
 
 
-def test_an_item_whose_answers_stay_unreadable_stops_after_max_unreadable(serve, scripted, run_method):
+def test_an_item_whose_answers_stay_unreadable_stops_after_max_unreadable_and_fails(serve, scripted, run_method):
+    """As with every LLM method, an item without one readable answer failed (--retry-failed asks again)."""
     model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
     srv = serve(model)
     summary, rows, lines = run_method("compare-generate", REVIEW, srv)
-    reason = "no readable answer: 3 unreadable answers in a row (max_unreadable=3)"
-    assert rows == [] and summary.items_failed == 0 and summary.without_reasons == {reason: 1}
-    assert lines[0]["status"] == "no_counterfactual" and lines[0]["reason"] == reason
+    assert rows == [] and summary.items_failed == 1 and summary.without_reasons == {}
+    assert lines[0]["status"] == "error" and lines[0]["error"].startswith(
+        "UnparsedAnswer: no readable answer: 3 unreadable answers in a row (max_unreadable=3)")
+    details = lines[0]["details"]
+    assert details["stop"] == "max_unreadable" and [t["step"] for t in details["trajectory"]] == [0, 0, 1]
     assert len(model.asked["few-shot"]) == 3  # the two initial answers and one more sample, not 12 requests
     assert "judge" not in model.asked and srv.count() == 3
 

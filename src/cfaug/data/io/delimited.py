@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,13 +44,22 @@ def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tup
     tabs with its quotes kept as text (TSV corpora are commonly written without quoting, and a tab cannot be
     part of a text on one line, so the split is unambiguous); in a CSV file, where texts hold commas, the
     row is rejected, naming its line. Either way rows read + rows rejected is the number of rows in the
-    file."""
+    file.
+
+    Lines end at ``\n`` or ``\r\n``; a carriage return alone is then part of its field, never the end of a
+    row (see :func:`_hide_lone_cr`). Only a file without any ``\n`` has its lines end at ``\r``."""
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     text = data.decode("utf-8", errors="surrogateescape")
     if not text.strip():
         raise DataError(f"{path}: the file is empty; expected a header row and data rows")
+    text, cr = _hide_lone_cr(text)
+
+    def whole(value: str) -> str:
+        """A value with its lone carriage returns back in place."""
+        return value.replace(cr, "\r") if cr else value
+
     lines = _Lines(list(io.StringIO(text, newline="")))  # splits at \n, \r\n and \r only, like csv
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     tsv = delimiter == "\t"
@@ -66,7 +77,7 @@ def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tup
         return start, values, error, lines.pos - start > 1
 
     def literal(start: int) -> list[str]:
-        return lines.lines[start].rstrip("\r\n").split(delimiter)
+        return [whole(cell) for cell in lines.lines[start].rstrip("\r\n").split(delimiter)]
 
     def quote_problem(start: int, values: list[str] | None, error: str | None, width: int) -> str:
         """What is wrong with a record whose quotes do not close properly, starting at line ``start + 1``."""
@@ -96,7 +107,7 @@ def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tup
                             f"{error or 'a quoted name runs over several lines'}")
         lines.pos = start + 1
         header_values = literal(start)
-    header = [h.strip() for h in header_values]
+    header = [whole(h).strip() for h in header_values]
 
     # the values of the file's first rows that fit on one line, to tell its categorical columns
     seen = _ColumnValues(len(header))
@@ -127,7 +138,7 @@ def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tup
             n += 1
             if values is not None and len(values) == len(header):
                 if not spans or not _swallowed_rows(lines.lines[start:lines.pos], delimiter, seen):
-                    yield n, dict(zip(header, values))
+                    yield n, dict(zip(header, map(whole, values)))
                     continue
             if values is not None and not spans:
                 yield n, f"has {len(values)} fields but the header has {len(header)}"
@@ -142,6 +153,18 @@ def _iter_delimited(path: Path, delimiter: str) -> tuple[list[str], Iterator[tup
             yield n, quote_problem(start, values, error, len(header))
 
     return header, rows()
+
+
+def _hide_lone_cr(text: str) -> tuple[str, str]:
+    """``text`` with each carriage return that is not followed by ``\n`` replaced by a character it does not
+    hold, and that character ('' when nothing was replaced). Both :mod:`csv` and line splitting end a row at
+    a lone ``\r``; in a file whose lines end at ``\n`` (or ``\r\n``), one inside a field would split its row
+    in two. A file without any ``\n`` keeps its carriage returns: they end its lines."""
+    if "\r" not in text or "\n" not in text or "\r" not in text.replace("\r\n", ""):
+        return text, ""
+    stand_in = next(chr(c) for c in itertools.chain(range(0xE000, 0xF900), range(0xF0000, 0xFFFFE))
+                    if chr(c) not in text)  # a private-use character: a text holding all of them is not plausible
+    return re.sub(r"\r(?!\n)", stand_in, text), stand_in
 
 
 class _ColumnValues:

@@ -35,6 +35,18 @@ class Backend:
         return self.settings.model
 
     @property
+    def public_model(self) -> str | None:
+        """The model's name in what leaves this machine with the data (each answer's ``model``, so
+        ``meta.llm.model`` in output rows): a packaged name or a base name, never a local path. None: the
+        name the server reports (a remote model has no local path)."""
+        return None
+
+    @property
+    def model_sha256(self) -> str | None:
+        """sha256 of the model's file, recorded beside :attr:`public_model` (None: not one local file)."""
+        return None
+
+    @property
     def secrets(self) -> list[str]:
         """Credentials in use (API key, URL passwords): masked in every text the LLM layer keeps or shows."""
         return []

@@ -28,7 +28,7 @@ from cfaug.llm.gguf import GGUFError, GGUFInfo, read_metadata
 from cfaug.llm.gguf_models import resolve_gguf
 from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Request
-from cfaug.packaged_models import model_hash
+from cfaug.packaged_models import file_sha256, model_hash, model_name
 
 #: at most this many requests are decoded together (each slot holds its own context)
 MAX_SLOTS = 4
@@ -81,9 +81,20 @@ class LlamaCppBackend(OpenAIBackend):
     def model_id(self) -> str:
         return f"gguf:{model_hash(self.path)}"
 
+    @property
+    def public_model(self) -> str:
+        """The packaged name, or the file's base name (llama.cpp's server reports the file's path)."""
+        return model_name(self.settings.model, self.path)
+
+    @property
+    def model_sha256(self) -> str:
+        """The model file's sha256 (hashed once per process)."""
+        return file_sha256(self.path)
+
     def describe(self) -> dict[str, Any]:
-        """What the run manifest records about the model and the server."""
-        return {"path": str(self.path), "size": self.info.size, "sha256_16": model_hash(self.path),
+        """What the run manifest records about the model and the server (the only place its path is kept)."""
+        return {"name": self.public_model, "path": str(self.path), "size": self.info.size,
+                "sha256": self.model_sha256, "sha256_16": model_hash(self.path),
                 "architecture": self.info.architecture, "trained_context": self.info.context_length,
                 "context_per_slot": self.context, "slots": self.slots, "threads": self.threads,
                 "api": self.settings.api, "license": self.info.license, "address": self.address}

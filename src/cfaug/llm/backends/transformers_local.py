@@ -42,6 +42,11 @@ class TransformersBackend(BatchingBackend):
     def model_id(self) -> str:
         return str(self.path.resolve())
 
+    @property
+    def public_model(self) -> str:
+        """The model folder's base name (its path stays in the run manifest)."""
+        return self.path.resolve().name
+
     def load(self) -> None:
         if not self.path.is_dir():
             raise LLMConfigError(f"local model {self.settings.model}: no such folder")

@@ -7,6 +7,7 @@ documented ``vllm.LLM.chat`` / ``vllm.LLM.generate`` API; a served vLLM (``vllm 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cfaug.llm.backends.base import BACKENDS
@@ -24,6 +25,12 @@ class VLLMBackend(BatchingBackend):
     def __init__(self, settings: LLMSettings) -> None:
         super().__init__(settings)
         self.engine: Any = None
+
+    @property
+    def public_model(self) -> str | None:
+        """A local model folder's base name (its path stays in the run manifest); None for a hub name."""
+        path = Path(self.settings.model).expanduser()
+        return path.resolve().name if path.exists() else None
 
     def load(self) -> None:
         try:

@@ -13,7 +13,8 @@
    ``max_steps`` (I_m, default 10) steps, and returns the best candidate (the earliest among equals;
    with ``ties=latest``, as in the paper's Algorithm 1, an equal score is an improvement and the latest
    among equals is the best). It also stops after ``max_unreadable`` (default 3) unreadable answers in a
-   row, counting the two initial ones; an item with no readable answer at all then gets no counterfactual.
+   row, counting the two initial ones; an item with no readable answer at all then fails, as in every LLM
+   method.
 
 Every candidate of every step is kept in ``meta["trajectory"]`` (step, text, alignment, relevance,
 score, aligned, the judge's label or error), with ``best`` (its index), ``steps`` and ``stop`` (why it

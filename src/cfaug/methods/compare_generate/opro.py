@@ -7,7 +7,7 @@ far, at most ``history`` of the best, from the worst to the best, each with its 
 style score, similarity and score), and asks for a new candidate with a better score. The best candidate
 of all is returned, with every candidate in ``meta["trajectory"]``. Only ``max_unreadable`` (default 3)
 unreadable answers in a row end the steps early (``meta["stop"]``); an item with no readable answer at all
-then gets no counterfactual.
+fails, as in every LLM method.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ Both start like Compare&Generate's Algorithm 1: two answers to the few-shot prom
 refused, is kept in the trajectory as a failed step and the search goes on; while fewer than two readable
 candidates exist, a step asks the few-shot prompt again (a new sample) instead of the strategy's prompt.
 After ``max_unreadable`` failed steps in a row (default 3) the search of that item stops (``meta["stop"]``
-is ``max_unreadable``): with a readable candidate, the best one is returned as usual; with none, the item
-gets no counterfactual, the reason (:func:`unreadable_reason`) counted in the run summary.
+is ``max_unreadable``): with a readable candidate, the best one is returned as usual. An item with no
+readable answer at all fails (:class:`~cfaug.llm.errors.UnparsedAnswer`, its trajectory in the error's
+details), as an item does in every LLM method: the run counts it as failed, and a run where no item had a
+readable answer exits 5.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cfaug.data.records import Counterfactual, NoCounterfactual
+from cfaug.data.records import Counterfactual
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.llm.errors import UnparsedAnswer
@@ -159,16 +161,16 @@ class SearchStrategy(StrategyMethod):
     def result(self, ctx: ItemContext, best: Candidate | None, trajectory: list[dict[str, Any]],
                extra: dict[str, Any]) -> list[Counterfactual]:
         """The best candidate as a counterfactual, with the whole trajectory in its meta (none when the best
-        candidate is the original text again). With no readable answer at all: no counterfactual when the
-        search stopped at ``max_unreadable`` (``extra["stop"]``; the reason is counted in the summary), else
-        :class:`UnparsedAnswer`."""
+        candidate is the original text again). With no readable answer at all the item fails, as it does
+        in every LLM method: :class:`UnparsedAnswer`, with ``extra`` and the whole trajectory in its details
+        (the run counts it as failed; ``--retry-failed`` asks the model again)."""
         assert self.objective is not None and self.judge is not None
-        if best is None and extra.get("stop") == STOP_UNREADABLE:
-            return NoCounterfactual(unreadable_reason(self.config.max_unreadable))
         if best is None:
             errors = [t.get("error", "") for t in trajectory]
-            raise UnparsedAnswer(f"no readable candidate in {len(trajectory)} answer(s): {errors[-1] if errors else ''}",
-                                 {"trajectory": trajectory})
+            last = errors[-1] if errors else ""
+            why = unreadable_reason(self.config.max_unreadable) if extra.get("stop") == STOP_UNREADABLE \
+                else f"no readable candidate in {len(trajectory)} answer(s)"
+            raise UnparsedAnswer(f"{why}; the last: {last}" if last else why, {**extra, "trajectory": trajectory})
         judge = {"name": self.judge.name, "kind": self.judge.kind}
         meta: dict[str, Any] = {
             **extra, "best": best.index, "best_step": best.step, "score": best.score, "aligned": best.aligned,
@@ -188,8 +190,7 @@ STOP_UNREADABLE = "max_unreadable"
 
 
 def unreadable_reason(limit: int) -> str:
-    """Why an item whose search stopped with no readable candidate has no counterfactual (one text per
-    ``limit``, so that the run summary counts such items together)."""
+    """Why an item whose search stopped with no readable candidate failed (the start of its error)."""
     return f"no readable answer: {limit} unreadable answers in a row (max_unreadable={limit})"
 
 
