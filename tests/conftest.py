@@ -99,6 +99,44 @@ def fake_llm() -> ModuleType:
     """The server module (``FakeLLM``, ``echo_reply``...) for tests that build their own server."""
     return llm_server_module
 
+
+def write_tiny_gguf(path: Path) -> Path:
+    """A GGUF file with a header only (a llama architecture and a chat template): enough for cfaug to read and
+    hash, not for llama.cpp to load."""
+    import struct
+
+    def string(s: str) -> bytes:
+        data = s.encode("utf-8")
+        return struct.pack("<Q", len(data)) + data
+
+    pairs = [string(k) + struct.pack("<I", 8) + string(v)
+             for k, v in (("general.architecture", "llama"), ("tokenizer.chat_template", "{{ messages }}"))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(pairs)) + b"".join(pairs) + b"\0" * 64)
+    return path
+
+
+@pytest.fixture
+def fake_llamacpp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The llama.cpp backend with llama.cpp's server played by the loopback test server: a header-only GGUF file
+    (``tmp_path/models/tiny-chat.gguf``) that ``--llm-model`` can name, and a server that names that file's path
+    as its model in every answer, as llama.cpp's server does. Yields ``(server, path)``; script the server as any
+    other (``srv.add``, ``srv.default_reply``)."""
+    from cfaug.llm.backends import llamacpp
+    from cfaug.llm.backends.openai_http import Endpoint, _endpoint_url
+
+    path = write_tiny_gguf(tmp_path / "models" / "tiny-chat.gguf")
+    with llm_server_module.FakeLLM(served_model=str(path)) as srv:
+        def start(self: llamacpp.LlamaCppBackend) -> None:
+            base = srv.base_url
+            self._by_api = {"chat": Endpoint(base, _endpoint_url(base, "/chat/completions")),
+                            "completions": Endpoint(base, _endpoint_url(base, "/completions"))}
+            self.endpoints = [self._by_api[self.settings.api]]
+            self.server, self.address = srv, base.removesuffix("/v1")
+
+        monkeypatch.setattr(llamacpp.LlamaCppBackend, "start", start)
+        yield srv, path
+
 #: Words every tiny tokenizer knows: sentence glue plus opinion words of both polarities from the lexicon.
 TINY_VOCAB = (
     "the a an is was it this that and but film movie story cast acting plot ending script music i "

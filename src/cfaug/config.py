@@ -12,10 +12,11 @@ Config files (``--config run.yaml``) are YAML or JSON mappings, read by :func:`r
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,8 @@ class ParamInfo:
         if self.choices:
             extra = "  {" + ", ".join(map(str, self.choices)) + "}"
         elif self.min is not None or self.max is not None:
-            lo = "" if self.min is None else f"{self.min:g}"
-            hi = "" if self.max is None else f"{self.max:g}"
+            lo = "" if self.min is None else _number(self.min)
+            hi = "" if self.max is None else _number(self.max)
             extra = f"  [{lo}..{hi}]"
         text = f"{self.name} = {self.default!r}{extra}"
         return f"{text:<44} {self.help}" if self.help else text
@@ -112,9 +113,27 @@ def build_config(config_cls: type, params: Mapping[str, Any], owner: str = "") -
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(params) - set(fields))
     if unknown:
-        raise ConfigError(f"unknown parameter(s){who}: {quote_list(unknown)}; valid: {', '.join(sorted(fields))}")
+        raise ConfigError(f"unknown parameter(s){who}: {unknown_names(unknown, fields)}; "
+                          f"valid: {', '.join(sorted(fields))}")
     kwargs = {k: check_value(k, _coerce(k, v, fields[k], who), fields[k], who) for k, v in params.items()}
     return config_cls(**kwargs)
+
+
+def nearest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to a misspelt ``name`` (``metod`` -> ``method``), or None when none is close."""
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_names(unknown: Iterable[str], known: Iterable[str]) -> str:
+    """Unknown names for a message, each followed by the nearest known one when there is one:
+    ``min_similarty (did you mean min_similarity?), colour``."""
+    known = list(known)
+    out = []
+    for name in unknown:
+        near = nearest_name(name, known)
+        out.append(quote_list([name]) + (f" (did you mean {near}?)" if near else ""))
+    return ", ".join(out)
 
 
 def check_value(name: str, value: Any, f: dataclasses.Field, who: str = "") -> Any:
@@ -126,9 +145,9 @@ def check_value(name: str, value: Any, f: dataclasses.Field, who: str = "") -> A
         raise ConfigError(f"parameter {name}{who}: {quote(value)} is not one of {', '.join(map(str, m['choices']))}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if m.get("min") is not None and value < m["min"]:
-            raise ConfigError(f"parameter {name}{who}: {value} is below the minimum {m['min']:g}")
+            raise ConfigError(f"parameter {name}{who}: {value} is below the minimum {_number(m['min'])}")
         if m.get("max") is not None and value > m["max"]:
-            raise ConfigError(f"parameter {name}{who}: {value} is above the maximum {m['max']:g}")
+            raise ConfigError(f"parameter {name}{who}: {value} is above the maximum {_number(m['max'])}")
     return value
 
 
@@ -172,6 +191,11 @@ def read_mapping(path: str | Path) -> dict[str, Any]:
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+def _number(value: float) -> str:
+    """A bound for a message: an int in full (``4294967295``), a float as ``:g`` writes it (``0.5``)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def _type_name(f: dataclasses.Field) -> str:
     return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
 
@@ -179,6 +203,9 @@ def _type_name(f: dataclasses.Field) -> str:
 def _coerce(name: str, value: Any, f: dataclasses.Field, who: str = "") -> Any:
     typ = _type_name(f)
     default = f.default if f.default is not _MISSING else None
+    if typ.startswith(("dict", "Mapping")) and value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"parameter {name}{who} takes a mapping of names to values (in a config file, "
+                          f"{name}: {{KEY: VALUE, ...}}), not a single value")
     if not isinstance(value, str):
         if isinstance(value, bool) or value is None:
             return value

@@ -53,6 +53,37 @@ def test_an_api_key_option_is_refused_without_showing_the_key(capsys, tmp_path, 
     assert not (tmp_path / "in.tsv.run").exists()
 
 
+#: a secret that does not look like a key: only where it stands on the command line tells what it is
+PLAIN_SECRET = "hunter2-Pa55w0rd"
+
+
+@pytest.mark.parametrize("argv", [
+    ["augment", "IN", "--llm-api-ke", PLAIN_SECRET], ["augment", "IN", "--llm-api-key-e", PLAIN_SECRET],
+    ["augment", "IN", "--llm-api-keyenv", PLAIN_SECRET], ["augment", "IN", f"--llm-api-keyenv={PLAIN_SECRET}"],
+    ["augment", "IN", f"--llm-apikey={PLAIN_SECRET}"], ["augment", "IN", "--hf-tokn", PLAIN_SECRET],
+    ["augment", "IN", f"--llm-auth-header={PLAIN_SECRET}"], ["augment", "IN", "--llm-passwd", PLAIN_SECRET],
+    ["augment", "IN", "--my-secret", PLAIN_SECRET, "--llm-model", "m"],
+    ["augment", "--llm-api-ke", PLAIN_SECRET, "IN"],  # the value taken for the input, the input left over
+    ["--llm-api-ke", PLAIN_SECRET, "augment", "IN"],  # the value taken for the command: an invalid choice
+    ["llm", "--llm-api-ke", PLAIN_SECRET],
+])
+def test_the_value_after_an_unknown_key_like_option_is_never_shown(capsys, tmp_path, argv):
+    argv = [str(tmp_path / "in.tsv") if a == "IN" else a for a in argv]
+    code, err = run_cli(argv, capsys)
+    assert code == 2 and "error:" in err
+    assert PLAIN_SECRET not in err and "hunter2" not in err and "Pa55w0rd" not in err
+    unknown = next(a for a in argv if a.startswith("--")).split("=")[0]
+    if argv[0] != "augment":  # argparse took the value for a command name
+        assert "invalid choice: '[redacted]'" in err
+    else:
+        assert unknown in err  # the option itself is named (unrecognized, or refused as a key option)
+
+
+def test_other_unknown_options_keep_their_values_in_the_message(capsys, tmp_path):
+    code, err = run_cli(["augment", str(tmp_path / "in.tsv"), "--llm-mdoel", "my-model"], capsys)
+    assert code == 2 and "unrecognized arguments: --llm-mdoel my-model" in err
+
+
 def test_a_key_given_as_the_variable_name_is_refused_without_showing_it(capsys, tmp_path):
     for argv in (["--llm-api-key-env", KEY], [f"--llm-api-key-env={KEY}"]):
         code, err = run_cli(["augment", str(tmp_path / "in.tsv"), "--method", "zero-shot", *argv], capsys)

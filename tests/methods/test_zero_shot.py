@@ -272,7 +272,9 @@ def test_requests_that_never_got_an_answer_are_counted_in_the_run(tmp_path):
     assert usage["requests"] == 2 and usage["failed"] == 2
 
 
-def test_ctrl_c_keeps_the_count_of_the_requests_in_flight(tmp_path):
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_keeps_the_count_of_the_requests_in_flight(tmp_path, sig, code):
+    """Ctrl-C, and SIGTERM (``timeout``, ``docker stop``) alike: the run stops cleanly and says so."""
     inp = write_reviews(tmp_path / "reviews.tsv")
     run_dir = tmp_path / "out.jsonl.run"
     env = {**os.environ, "CFAUG_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
@@ -284,8 +286,9 @@ def test_ctrl_c_keeps_the_count_of_the_requests_in_flight(tmp_path):
         deadline = time.monotonic() + 120
         while srv.count() < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 130, proc.stderr.read().decode()
+        proc.send_signal(sig)
+        assert proc.wait(60) == code, proc.stderr.read().decode()
+        assert proc.stderr.read().decode().strip().splitlines()[-1] == "interrupted; rerun the same command to resume"
     [usage] = json.loads((run_dir / "llm_usage.json").read_text())["usage"]
     assert usage["requests"] == 2 and usage["failed"] == 2  # sent, never answered: counted all the same
 

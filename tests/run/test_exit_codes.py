@@ -159,3 +159,35 @@ def test_the_python_api_reports_failures_in_the_summary(tmp_path):
         assert augment(rows[:1], "breaks", workers=1).num_rows == 1  # nothing failed: no warning
     with pytest.raises(ConfigError, match="not configured"):
         run_augment([{"text": "CONFIG", "label": "pos"}], "breaks", run_dir=str(tmp_path / "r2"), progress=False)
+
+
+def llm_methods() -> list[str]:
+    """Every registered LLM method that rewrites sentiment texts."""
+    from cfaug.methods.llm_method import LLMMethod
+
+    return [e.name for e in METHODS.entries()
+            if isinstance(e.obj, type) and issubclass(e.obj, LLMMethod) and "sentiment" in e.obj.supported_tasks]
+
+
+@pytest.mark.usefixtures("isolated_llm_cache")
+@pytest.mark.parametrize("method", llm_methods())
+def test_an_llm_run_whose_every_answer_is_unreadable_exits_5_whatever_the_method(tmp_path, capsys, method):
+    """One rule for every LLM method: an item without a single readable answer failed (it is run again by
+    --retry-failed), so a run where no answer was readable exits 5, never 0 with "status complete"."""
+    from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
+
+    inp = tmp_path / "in.csv"
+    inp.write_text("id,text,label\na,a fine film with a warm heart,pos\nb,a dull plot and a tired cast,neg\n",
+                   encoding="utf-8")
+    out = tmp_path / "out" / "o.jsonl"
+    with FakeLLM(default_reply="I am sorry, I cannot say.") as srv:
+        code = main(["augment", str(inp), "-o", str(out), "--method", method, "--no-progress",
+                     "--llm-base-url", srv.base_url, "--llm-model", "test-model", "-p", "flip_check=none",
+                     "-p", "parse_retries=0",
+                     *(["-p", "mode=llm"] if method == "coba.v1" else [])])  # coba asks a model only in its llm mode
+    err = capsys.readouterr().err
+    assert code == 5, err
+    assert re.search(r"status +complete, with FAILED ITEMS: 2 of 2 failed and no counterfactual was written", err)
+    lines = [json.loads(x) for x in (out.parent / "o.jsonl.run" / "results.jsonl").read_text().splitlines()]
+    assert [line["status"] for line in lines] == ["error", "error"]
+    assert all(line["error"].startswith("UnparsedAnswer") for line in lines)

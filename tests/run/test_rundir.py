@@ -1,3 +1,4 @@
+import errno
 import json
 import multiprocessing
 import os
@@ -6,8 +7,14 @@ import socket
 import subprocess
 import sys
 
+from dataclasses import dataclass
+
 import pytest
 
+from cfaug.cli import main
+from cfaug.data.records import Counterfactual
+from cfaug.methods.base import METHODS, Method
+from cfaug.registry import Entry
 from cfaug.run import rundir as rundir_module
 from cfaug.run.rundir import RunDir, RunDirError, RunDirLocked
 
@@ -216,3 +223,133 @@ def test_without_flock_a_lock_of_another_host_is_not_taken_over(tmp_path, monkey
     with pytest.raises(RunDirLocked, match=r"pid 1 on elsewhere.example.*delete .*lock"):
         with RunDir(tmp_path).lock():
             pass
+
+
+# ------------------------------------------------------------------ files that cannot be read or written
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("", "is empty"),
+    ('{"method": "auto-cad.v1", "par', "is not valid JSON"),
+    ("[1, 2]", "holds a list, not a JSON object"),
+    ("\x00\x00\x00", "is not valid JSON"),
+])
+def test_an_unreadable_config_json_is_a_run_dir_error_naming_it(tmp_path, text, problem):
+    rd = RunDir(tmp_path)
+    (tmp_path / "config.json").write_text(text, encoding="utf-8")
+    with pytest.raises(RunDirError) as err:
+        rd.open(CONFIG)
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'config.json'} {problem}") and "--overwrite" in message
+    rd.open(CONFIG, overwrite=True)  # the way out the message names
+    assert rd.read_json("config.json") == CONFIG
+
+
+@pytest.mark.parametrize("text,problem", [("", "is empty"), ('{"versions": {', "is not valid JSON"),
+                                          ('"done"', "holds a string, not a JSON object")])
+def test_an_unreadable_json_file_is_a_run_dir_error_naming_it(tmp_path, text, problem):
+    (tmp_path / "manifest.json").write_text(text, encoding="utf-8")
+    with pytest.raises(RunDirError, match=rf"^{tmp_path / 'manifest.json'} {problem}"):
+        RunDir(tmp_path).read_json("manifest.json")
+
+
+@pytest.mark.parametrize("bad,problem", [
+    ("not json at all", "is not valid JSON"),
+    ('{"source_id": "x", "status": "ok", "counterfactuals": []}', "has no key"),
+    ('{"key": "x", "status": "done", "counterfactuals": []}', "status 'done'"),
+    ('{"key": "x", "status": "ok", "counterfactuals": "none"}', "counterfactuals"),
+    ('{"key": 7, "status": "ok", "counterfactuals": []}', "has no key"),
+    ("[1, 2]", "not a JSON object"),
+    ('"a"', "not a JSON object"),
+])
+def test_a_results_line_that_is_not_a_result_is_a_run_dir_error_naming_file_and_line(tmp_path, bad, problem):
+    rd = RunDir(tmp_path)
+    rd.open(CONFIG)
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(line("a")) + "\n" + bad + "\n" + json.dumps(line("b")) + "\n", encoding="utf-8")
+    with pytest.raises(RunDirError) as err:
+        rd.finished()
+    message = str(err.value)
+    assert message.startswith(f"{results} line 2 ") and problem in message and "--overwrite" in message
+
+
+def test_a_full_disk_while_writing_a_json_file_is_a_run_dir_error_naming_it(tmp_path, monkeypatch):
+    rd = RunDir(tmp_path)
+    rd.open(CONFIG)
+
+    def full(src, dst, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(RunDirError, match=rf"^cannot write {tmp_path / 'manifest.json'}: No space left on device") \
+            as err:
+        rd.write_json("manifest.json", {"versions": {}})
+    assert isinstance(err.value, OSError) and err.value.errno == errno.ENOSPC  # still an OSError to its callers
+    assert rd.read_json("config.json") == CONFIG and not list(tmp_path.glob("*.tmp"))
+
+
+# the same through the command: exit 2, one line naming the file and the problem, no traceback
+
+@dataclass
+class NoParams:
+    pass
+
+
+class Suffix(Method):
+    """Appends " (flipped)"."""
+
+    name = "rundir-suffix.v1"
+    Config = NoParams
+    supported_tasks = ("sentiment",)
+
+    def generate(self, items, task):
+        return [[Counterfactual(it.record, {"text": it.record.text() + " (flipped)"}, it.target, self.name, {})]
+                for it in items]
+
+
+@pytest.fixture
+def command(tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS._entries, Suffix.name, Entry(Suffix.name, "test method", Suffix))
+    data = tmp_path / "in.csv"
+    data.write_text("id,text,label\na,a fine film,pos\nb,a dull plot,neg\n", encoding="utf-8")
+    return ["augment", str(data), "-o", str(tmp_path / "o.jsonl"), "--method", "rundir-suffix", "--workers", "1",
+            "--no-progress"]
+
+
+def cli(argv, capsys):
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name,text,problem", [
+    ("config.json", "", "is empty"),
+    ("config.json", "{\"method\": ", "is not valid JSON"),
+    ("manifest.json", "", "is empty"),
+    ("manifest.json", "[]", "holds a list, not a JSON object"),
+    ("results.jsonl", '{"key": "x"}\n', "line 1 "),
+])
+def test_a_damaged_file_of_the_run_directory_exits_2_naming_it(tmp_path, capsys, command, name, text, problem):
+    assert cli(command, capsys)[0] == 0
+    (tmp_path / "o.jsonl.run" / name).write_text(text, encoding="utf-8")
+    code, err = cli(command, capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert err.startswith(f"cfaug: error: {tmp_path / 'o.jsonl.run' / name} {problem}")
+
+
+@pytest.mark.parametrize("name", ["config.json", "manifest.json"])
+def test_a_full_disk_while_writing_the_run_directory_exits_2_naming_the_file(tmp_path, capsys, monkeypatch,
+                                                                              command, name):
+    real = os.replace
+
+    def full(src, dst, *a, **k):
+        if os.path.basename(dst) == name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", full)
+    code, err = cli(command, capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert f"cannot write {tmp_path / 'o.jsonl.run' / name}: No space left on device" in err
+    assert not (tmp_path / "o.jsonl").exists()
+    monkeypatch.setattr(os, "replace", real)
+    assert cli(command, capsys)[0] == 0  # once there is room, the same command runs

@@ -26,7 +26,8 @@ EPILOG = ("Exit codes: 0 success (every item done, none failed; items the method
           "output was written and the summary says 'status INCOMPLETE'; rerun the same command to resume, "
           "4 finished but some items failed (the summary names how many and the first error; the output "
           "holds the others' counterfactuals; --retry-failed runs the failed ones again), 5 finished, items "
-          "failed and no counterfactual was written, 130 interrupted (rerun to resume).")
+          "failed and no counterfactual was written, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM "
+          "(timeout, docker stop, a batch scheduler): both stop cleanly; rerun to resume.")
 
 
 def config_keys() -> frozenset[str]:

@@ -73,10 +73,16 @@ def _seeds(text: str) -> list[int]:
     from cfaug.cli import CliError
     from cfaug.quoting import quote
 
+    from cfaug.run.options import MAX_SEED
+
     try:
-        return [int(s) for s in text.split(",") if s.strip()]
+        seeds = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
         raise CliError(f"--seeds expects comma-separated integers, got {quote(text)}") from None
+    wrong = [s for s in seeds if not 0 <= s <= MAX_SEED]
+    if wrong:
+        raise CliError(f"--seeds: {wrong[0]} is not a seed: a seed is an integer from 0 to {MAX_SEED}")
+    return seeds
 
 
 def _summarizer_settings(params: dict[str, str]) -> SummarizerSettings:

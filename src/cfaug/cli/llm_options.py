@@ -9,6 +9,7 @@ is named by ``--llm-api-key-env`` (default ``OPENAI_API_KEY``) and read when the
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from cfaug.llm.settings import DEFAULT_BATCH_SIZE, DEFAULT_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT
@@ -76,11 +77,7 @@ def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> No
         from cfaug.cli.options import load_config_file
 
         cfg = load_config_file(args.config)
-    if "llm_api_key" in cfg:
-        from cfaug.cli import CliError
-
-        raise CliError(f"{args.config}: do not put API keys in config files; set an environment variable and "
-                       "name it with llm_api_key_env")
+    # (a key in the file, llm_api_key or any other, was refused when the command read it)
     if cfg.get("llm_api_key_env") is not None and getattr(args, "llm_api_key_env", None) is None:
         from cfaug.cli import CliError
         from cfaug.llm.errors import LLMConfigError
@@ -90,7 +87,14 @@ def llm_params_from_args(args: argparse.Namespace, params: dict[str, Any]) -> No
             check_key_env(cfg["llm_api_key_env"], f"llm_api_key_env in {args.config}")
         except LLMConfigError as exc:
             raise CliError(str(exc)) from None
-    llm = dict(params.get("llm") or {})
+    given = params.get("llm")
+    if given is not None and not isinstance(given, Mapping):
+        from cfaug.cli import CliError
+
+        raise CliError("llm takes a mapping of LLM settings, not a single value: set them with the --llm-* "
+                       "flags (--llm-model, --llm-base-url...), or in a config file as params: {llm: {model: ..., "
+                       "base_url: ...}}")
+    llm = dict(given or {})
     for option, key in OPTION_KEYS:
         value = getattr(args, option, None)
         if value is None:

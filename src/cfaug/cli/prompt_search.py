@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cfaug.cli.options import seed_value
+
 FIRST_CANDIDATES = ("all", "failures")  #: as cfaug.methods.lass.prompt_search.FIRST_CANDIDATES (imported late)
 
 
@@ -62,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--max-steps", type=int, default=10)
     p.add_argument("--min-similarity", type=float, default=0.5, help="proxy: embedding cosine to the original")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_value, default=0, help="random seed, 0 to 4294967295 (default 0)")
     from cfaug.cli.llm_options import add_llm_arguments
 
     add_llm_arguments(p)

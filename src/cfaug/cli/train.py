@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from cfaug.cli.augment import method_params
+from cfaug.cli.augment import config_keys, method_params
 from cfaug.cli.options import load_config_file
 from cfaug.cli.run_options import add_run_arguments, run_options_from
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError, user_errors
     from cfaug.run.training_command import train_model
 
-    cfg = load_config_file(args.config) if args.config else {}
+    cfg = load_config_file(args.config, config_keys()) if args.config else {}  # the same keys as augment's
     options = run_options_from(args, cfg)
     options.pop("method", None)  # the positional METHOD, passed on its own
     for name in _GENERATION_ONLY:

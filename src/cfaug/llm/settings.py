@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from cfaug.config import unknown_names
 from cfaug.llm.errors import LLMConfigError
 from cfaug.llm.gguf_models import looks_like_gguf
 from cfaug.llm.redact import ENV_NAME, looks_like_key, token_like
 from cfaug.llm.redact import redact_url as _redact_url
-from cfaug.quoting import quote, quote_list
+from cfaug.quoting import quote
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: Environment variables read when no base URL / model is given.
@@ -79,6 +80,9 @@ class LLMSettings:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> LLMSettings:
         """Validate and convert ``data`` (strings from a command line or YAML values)."""
+        if data is not None and not isinstance(data, Mapping):
+            raise LLMConfigError("the llm settings are a mapping of names to values (the --llm-* flags, or "
+                                 "params: {llm: {model: ..., base_url: ...}} in a config file), not a single value")
         data = dict(data or {})
         for secret in ("api_key", "key", "openai_api_key"):
             if secret in data:
@@ -88,7 +92,8 @@ class LLMSettings:
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
-            raise LLMConfigError(f"unknown llm setting(s): {quote_list(unknown)}; valid: {', '.join(sorted(known))}")
+            raise LLMConfigError(f"unknown llm setting(s): {unknown_names(unknown, known)}; "
+                                 f"valid: {', '.join(sorted(known))}")
         kwargs = {k: _convert(k, v, known[k]) for k, v in data.items() if v is not None}
         settings = cls(**kwargs)
         settings._check()

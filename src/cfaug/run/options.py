@@ -15,6 +15,8 @@ TASKS = ("sentiment", "rating", "nli", "style", "aste")
 DEFAULT_METHOD = "auto-cad"
 #: where batch methods run when ``--engine`` is not given
 DEFAULT_ENGINE = "local"
+#: the largest seed: the random generators a run seeds (NumPy's, scikit-learn's) take 0 to 2**32 - 1
+MAX_SEED = 2**32 - 1
 
 
 @dataclass
@@ -45,7 +47,8 @@ class RunOptions:
                                      flag="--format")
     output_format: str | None = param(None, "output format (default: from the name)", group="task and columns")
     max_chars: int = param(DEFAULT_MAX_CHARS, "reject texts longer than this", min=1, group="task and columns")
-    limit: int | None = param(None, "only the first N valid rows (training data is not limited)", min=1,
+    limit: int | None = param(None, "only N valid rows: a seeded sample balanced by label (--seed), the rows "
+                                    "'cfaug compare --limit N' takes too (training data is not limited)", min=1,
                               group="task and columns")
     # training stage
     train_data: str | None = param(None, "data the method trains on (any supported format; default: the input)",
@@ -69,7 +72,7 @@ class RunOptions:
                                     identity=False, group="execution")
     # run directory
     run_dir: str | None = param(None, "run directory (default: <output>.run)", identity=False, group="run")
-    seed: int = param(0, "random seed", group="run")
+    seed: int = param(0, f"random seed, 0 to {MAX_SEED}", min=0, max=MAX_SEED, group="run")
     overwrite: bool = param(False, "discard an existing run directory's results", identity=False, group="run")
     retry_failed: bool = param(False, "when resuming, run again the items that failed", identity=False, group="run")
     keep_failed: bool = param(False, "also write candidates a filter rejected", identity=False, group="run")

@@ -49,6 +49,28 @@ class RunDirLocked(RunDirError):
     """Another process is using the run directory."""
 
 
+class RunDirWriteError(RunDirError, OSError):
+    """A file of the run directory could not be written (a full disk, a folder made read-only): an
+    :class:`OSError` too, whose ``errno`` and ``strerror`` are the failed write's."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+#: What a line of ``results.jsonl`` may say of its work item
+RESULT_STATUSES = ("ok", "no_counterfactual", "error")
+
+#: What to do about a damaged file of the run directory, by name (default: :data:`_START_AGAIN`)
+_START_AGAIN = ("the files of a run directory are written by cfaug only: pass --overwrite to start the run "
+                "again, or use another --run-dir")
+_WAY_OUT = {
+    "manifest.json": "delete it and rerun the same command, which writes it again",
+    "summary.json": "delete it and rerun the same command, which writes it again",
+    "results.jsonl": "the files of a run directory are written by cfaug only: delete that line (its item is run "
+                     "again) or pass --overwrite to start the run again",
+}
+
+
 class RunDir:
     RESULTS = "results.jsonl"
     LOCK = "lock"
@@ -68,7 +90,7 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         cfg_file = self.path / "config.json"
         if cfg_file.exists() and not overwrite:
-            old = json.loads(cfg_file.read_text(encoding="utf-8"))
+            old = self.read_json("config.json")
             new = json.loads(json.dumps(config, default=str))
             if old == new:
                 return
@@ -105,14 +127,39 @@ class RunDir:
             held.release()
 
     def write_json(self, name: str, obj: Any) -> None:
-        write_text_atomic(self.path / name, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+        """Write ``obj`` as the JSON file ``name``, whole or not at all; a failed write raises
+        :class:`RunDirWriteError` naming the file and the reason."""
+        path = self.path / name
+        try:
+            write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+        except OSError as exc:
+            raise _write_error(path, exc) from exc
 
-    def read_json(self, name: str) -> Any:
-        return json.loads((self.path / name).read_text(encoding="utf-8"))
+    def read_json(self, name: str) -> dict[str, Any]:
+        """The JSON object in the file ``name``. Raises :class:`RunDirError` naming the file when it is empty,
+        unreadable, not valid JSON or not an object, and :class:`FileNotFoundError` when it is missing."""
+        path = self.path / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError) as exc:  # (ValueError: not UTF-8)
+            raise _damaged(path, f"cannot be read ({exc})") from None
+        if not text.strip():
+            raise _damaged(path, "is empty")
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise _damaged(path, f"is not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise _damaged(path, f"holds {_kind(data)}, not a JSON object")
+        return data
 
     # -- results -----------------------------------------------------------------------------------------
     def finished(self) -> dict[str, dict[str, Any]]:
-        """Finished items by key; drops a trailing partial line left by a killed process."""
+        """Finished items by key; drops a trailing partial line left by a killed process. Any other line that
+        is not a finished item's result raises :class:`RunDirError` naming the file, the line and the
+        problem."""
         path = self.path / self.RESULTS
         if not path.exists():
             return {}
@@ -123,13 +170,16 @@ class RunDir:
                 fh.truncate(good_end)
             data = data[:good_end]
         done: dict[str, dict[str, Any]] = {}
-        for line in data.splitlines():
+        for number, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
-                continue
+            except ValueError as exc:
+                raise _damaged(path, f"is not valid JSON ({exc})", line=number) from None
+            problem = _not_a_result(obj)
+            if problem:
+                raise _damaged(path, problem, line=number)
             # a later line for the same key is a retry of a failed item (--retry-failed)
             if obj["key"] not in done or done[obj["key"]].get("status") == "error":
                 done[obj["key"]] = obj
@@ -139,18 +189,71 @@ class RunDir:
         return ResultAppender(self.path / self.RESULTS)
 
     def write_lines(self, name: str, objs: Iterable[dict[str, Any]]) -> None:
-        with atomic_open(self.path / name, "w", encoding="utf-8") as fh:
-            for o in objs:
-                fh.write(json.dumps(o, ensure_ascii=False, default=str) + "\n")
+        """Write the JSON lines file ``name``, whole or not at all (a failed write: :class:`RunDirWriteError`)."""
+        path = self.path / name
+        try:
+            with atomic_open(path, "w", encoding="utf-8") as fh:
+                for o in objs:
+                    fh.write(json.dumps(o, ensure_ascii=False, default=str) + "\n")
+        except OSError as exc:
+            raise _write_error(path, exc) from exc
 
     def read_lines(self, name: str) -> Iterator[dict[str, Any]]:
+        """The objects of the JSON lines file ``name`` (none when it is missing); a line that is not a JSON
+        object raises :class:`RunDirError` naming the file and the line."""
         path = self.path / name
         if not path.exists():
             return
         with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    yield json.loads(line)
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as exc:
+                    raise _damaged(path, f"is not valid JSON ({exc})", line=number) from None
+                if not isinstance(obj, dict):
+                    raise _damaged(path, f"holds {_kind(obj)}, not a JSON object", line=number)
+                yield obj
+
+
+def _damaged(path: Path, problem: str, line: int | None = None) -> RunDirError:
+    """The error for a file of the run directory that cfaug cannot use: the file (and line), the problem, and
+    what to do about it."""
+    where = f"{path} line {line}" if line is not None else str(path)
+    return RunDirError(f"{where} {problem}; {_WAY_OUT.get(path.name, _START_AGAIN)}")
+
+
+def _write_error(path: Path, exc: OSError) -> RunDirWriteError:
+    """The error for a failed write of ``path``: it names the file and the reason (``No space left on
+    device``) and keeps the reason's ``errno`` and ``strerror``."""
+    reason = exc.strerror or str(exc)
+    err = RunDirWriteError(f"cannot write {path}: {reason}; fix that and rerun the same command (finished items "
+                           "are kept)")
+    err.errno, err.strerror = exc.errno, exc.strerror
+    return err
+
+
+def _kind(value: Any) -> str:
+    """``a list``, ``a string``, ``a number``... for a message about a JSON value."""
+    kinds = {list: "a list", str: "a string", bool: "true or false", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), f"a {type(value).__name__}")
+
+
+def _not_a_result(obj: Any) -> str | None:
+    """What makes ``obj`` (a line of ``results.jsonl``) no finished item's result, or None when it is one."""
+    from cfaug.quoting import quote
+
+    if not isinstance(obj, dict):
+        return f"holds {_kind(obj)}, not a JSON object"
+    if not isinstance(obj.get("key"), str):
+        return "has no key (the work item it finishes)"
+    if obj.get("status") not in RESULT_STATUSES:
+        return f"has status {quote(obj.get('status'))}, none of {', '.join(RESULT_STATUSES)}"
+    rows = obj.get("counterfactuals")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        return "has no list of counterfactuals"
+    return None
 
 
 def _agrees_with_new_defaults(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -164,9 +165,19 @@ def canonical(lines):
 
 
 def test_starts_and_stops_its_own_cluster(store):
-    """Without a running cluster the engine starts a private one and shuts it down at the end."""
+    """Without a running cluster the engine starts a private one and shuts it down at the end. The process's
+    SIGTERM handler (the command's: stop cleanly, as on Ctrl-C) stays in place; ray.init's would exit."""
     assert not ray.is_initialized()
-    lines, facts = collect(RayEngine(), job(), BATCHES[:1])
+
+    def stop_cleanly(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop_cleanly)
+    try:
+        lines, facts = collect(RayEngine(), job(), BATCHES[:1])
+        assert signal.getsignal(signal.SIGTERM) is stop_cleanly
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     assert not ray.is_initialized()
     assert len(lines) == 7 and facts["address"] == "local" and facts["workers"] == 1  # no more actors than batches
 

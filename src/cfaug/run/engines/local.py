@@ -9,8 +9,10 @@ finished line as it arrives.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -46,7 +48,6 @@ def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         try:
             import ctypes
-            import signal
 
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:  # pragma: no cover
@@ -55,6 +56,8 @@ def _die_with_parent() -> None:
 
 def _init_worker(job: Job) -> None:
     _die_with_parent()
+    # SIGTERM ends a worker at once: the driver's handler (stop cleanly, as on Ctrl-C) is the driver's only
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     limit_threads()
     _WORKER["job"] = job
     try:
@@ -108,11 +111,25 @@ class LocalEngine:
                 while running:
                     done, running = wait(running, return_when=FIRST_COMPLETED)
                     _deliver(done, on_line)
-            except BaseException:
+            except BaseException as exc:
                 for f in running:
                     f.cancel()
+                if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM: the batches in flight are not waited for
+                    _end_workers(pool)
                 raise
         return {"engine": self.name, "workers": n, "processes": ctx.get_start_method()}
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now (the batches they were running are lost, and run again when the
+    run resumes), so that an interrupted driver stops at once instead of waiting for them."""
+    end = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if end is not None:
+        end()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.terminate()
 
 
 def _deliver(done: set[Future[list[dict[str, Any]]]], on_line: OnLine) -> None:

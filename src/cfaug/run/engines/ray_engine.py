@@ -35,9 +35,11 @@ import io
 import os
 import re
 import shutil
+import signal
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -222,12 +224,12 @@ class RayEngine:
         started_here = False
         if not ray.is_initialized():
             if self.address:
-                ray.init(address=self.address, log_to_driver=False)
+                _init_ray(ray, address=self.address, log_to_driver=False)
             else:
                 cores = usable_cores()
                 if self.workers:  # honour --workers on a small machine, as the local engine does
                     cores = max(cores, int(-(-self.workers * job.resources.cpus // 1)))
-                ray.init(num_cpus=cores, include_dashboard=False, log_to_driver=False)
+                _init_ray(ray, num_cpus=cores, include_dashboard=False, log_to_driver=False)
                 facts["address"] = "local"
             started_here = True
         else:
@@ -356,6 +358,17 @@ class RayEngine:
             submit(i)
             for line in lines:
                 on_line(line)
+
+
+def _init_ray(ray: Any, **kwargs: Any) -> None:
+    """``ray.init(**kwargs)``, keeping the process's SIGTERM handler when one was set from Python (the
+    ``cfaug`` command's stops the run cleanly, as Ctrl-C does; ``ray.init`` would put one that exits)."""
+    before = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    try:
+        ray.init(**kwargs)
+    finally:
+        if callable(before) and signal.getsignal(signal.SIGTERM) is not before:
+            signal.signal(signal.SIGTERM, before)
 
 
 def _describe(resources: dict[str, Any]) -> str:
