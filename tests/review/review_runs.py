@@ -52,12 +52,16 @@ def real_run(path: Path, rows: int = ROWS) -> Path:
     """``cfaug augment`` (zero-shot, scripted LLM) on the first ``rows`` rows of the fixture; returns the
     run directory."""
     run_dir = path / "run"
+    # the first rows as a file of their own (--limit N takes a sample, not the first N)
+    first = path / "input.tsv"
+    first.write_text("".join(FIXTURE.read_text(encoding="utf-8").splitlines(keepends=True)[: rows + 1]),
+                     encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     with llm_server.FakeLLM(default_reply=_rewrite, log_requests=False) as srv, redirect_stdout(out), \
             redirect_stderr(err):
-        code = main(["augment", str(FIXTURE), "-o", str(path / "out.jsonl"), "--run-dir", str(run_dir),
+        code = main(["augment", str(first), "-o", str(path / "out.jsonl"), "--run-dir", str(run_dir),
                      "--method", "zero-shot", "--llm-base-url", srv.base_url, "--llm-model", "scripted",
-                     "--no-cache", "--no-progress", "--limit", str(rows),
+                     "--no-cache", "--no-progress",
                      "-p", "flip_check=none"])  # scripted answers: no classifier flip check
     assert code == 0, err.getvalue()
     return run_dir

@@ -283,17 +283,21 @@ def test_every_kind_of_decision_and_the_queue(fresh_run):
         s = await login(client)
         csrf = s["csrf"]
         kinds = [("accepted", {}), ("rejected", {}), ("edited", {"fields": {"text": "A fixed rewrite."}}),
-                 ("not_flipped", {}), ("other_label", {"label": "positive"}), ("skipped", {})]
+                 ("not_flipped", {}), ("other_label", {}), ("skipped", {})]
         shown = []
         for decision, extra in kinds:
             data = await first(client, "ann")
             shown.append(data["item"]["id"])
+            if decision == "other_label":
+                extra = {"label": data["item"]["source_label"]}
             assert data["decided"] == len(shown) - 1 and data["count"] == len(order)
             status, body = await post(client, "/api/decisions", {"annotator": "ann", "item": data["item"]["id"],
                                                                  "decision": decision, "seconds": 1.5,
                                                                  "request_id": f"r-{decision}", **extra}, csrf)
             assert status == 200, body
-            assert body["decision"]["decision"] == decision and body["decision"]["seq"] > 0
+            # the original's own label (sentiment has no third one) is the label not flipped
+            recorded = "not_flipped" if decision == "other_label" else decision
+            assert body["decision"]["decision"] == recorded and body["decision"]["seq"] > 0
         # the edited item now shows the edit, diffed against the original
         r = await client.get("/api/item", params={"annotator": "ann", "id": shown[2]})
         edited = (await r.json())["item"]
@@ -331,12 +335,46 @@ def test_every_kind_of_decision_and_the_queue(fresh_run):
     with ReviewStore(fresh_run) as store:
         cur = store.current("ann")
         assert [(d.item, d.decision) for d in cur.values()] == list(zip(order, ["accepted", "rejected", "edited",
-                                                                                "not_flipped", "other_label",
+                                                                                "not_flipped", "not_flipped",
                                                                                 "skipped"]))
         assert cur[(order[2], "ann")].fields == {"text": "A fixed rewrite."}
-        assert cur[(order[4], "ann")].label == "positive" and cur[(order[0], "ann")].seconds == 1.5
+        assert cur[(order[4], "ann")].label is None and cur[(order[0], "ann")].seconds == 1.5
         assert [d.decision for d in store.current("eve").values()] == ["accepted"]  # the "seconds": "soon" one
         assert store.current("eve")[(order[0], "eve")].seconds is None
+
+
+def test_an_empty_or_wordless_edit_is_refused(fresh_run):
+    """An edit must leave some text and change a word of the machine's rewrite; case, spacing and punctuation
+    alone are no edit (the page says to accept instead). The store refuses a blank text whoever sends it.
+    The original's own label named as "another label" is recorded as the label not flipped."""
+    items = load_items(fresh_run)
+    order = [it.id for it in items.ordered()]
+    machine = items.by_id()[order[0]].rewrite["text"]
+    own_label = items.by_id()[order[1]].source_label
+
+    async def test(client):
+        csrf = (await login(client))["csrf"]
+        answers = []
+        for text in ("", "   \n\t ", machine.upper().replace(" ", "  ") + "!!"):
+            status, body = await post(client, "/api/decisions", {
+                "annotator": "ann", "item": order[0], "decision": "edited", "fields": {"text": text}}, csrf)
+            answers.append((status, body["error"]))
+        status, body = await post(client, "/api/decisions", {
+            "annotator": "ann", "item": order[0], "decision": "edited", "fields": {"text": machine + " Awful."}}, csrf)
+        assert status == 200, body
+        status, body = await post(client, "/api/decisions", {
+            "annotator": "ann", "item": order[1], "decision": "other_label", "label": own_label}, csrf)
+        assert status == 200 and body["decision"]["decision"] == "not_flipped" and body["decision"]["label"] is None
+        return answers
+
+    answers = serve(fresh_run, test)
+    assert [status for status, _ in answers] == [400, 400, 400]
+    assert "an edited text cannot be empty" in answers[0][1] and "an edited text cannot be empty" in answers[1][1]
+    assert "changes no word of the rewrite" in answers[2][1] and "accept" in answers[2][1]
+    with ReviewStore(fresh_run) as store:
+        assert [(d.item, d.decision) for d in store.history()] == [(order[0], "edited"), (order[1], "not_flipped")]
+        with pytest.raises(ValueError, match="an edited text cannot be empty"):
+            store.record(order[2], "ann", "edited", fields={"text": " \n"})
 
 
 def test_undo_brings_the_item_back_and_is_idempotent(fresh_run):

@@ -83,6 +83,38 @@ def test_nli_interface_edits_the_edited_side(tmp_path):
     assert {c.get("value") for c in root.find("Choices[@name='label']")} == {"entailment", "neutral", "contradiction"}
 
 
+def test_other_label_naming_the_original_label_is_not_flipped_as_in_the_page(tmp_path):
+    """What the review page records for the original's own label picked as "another label" (not_flipped), an
+    import records too, so that agreement between the two counts the same answer as the same; a corrected
+    text that changes no word is the machine's text accepted, as the page would not save it as an edit."""
+    row = {"premise": "A man sleeps.", "hypothesis": "A man is awake.", "label": "contradiction", "source_id": "p1",
+           "original_premise": "A man sleeps.", "original_hypothesis": "A man rests.", "original_label": "entailment",
+           "method": "zero-shot.v1", "meta": {}}
+    run = write_run(tmp_path / "run", [[row], [dict(row, source_id="p2")], [dict(row, source_id="p3")]], NLI_CONFIG)
+    tasks, _, _ = write_tasks(run, tmp_path / "tasks.json")
+    ids = [t["data"]["cfaug_item"] for t in json.loads(tasks.read_text(encoding="utf-8"))]
+    to = "rewrite_hypothesis"
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(exported(tasks, {
+        0: [ls_annotation(1, 11, [choice("decision", CHOICE["other_label"], to), choice("label", "Entailment", to)])],
+        1: [ls_annotation(2, 11, [choice("decision", CHOICE["other_label"], to), choice("label", "neutral", to)])],
+        2: [ls_annotation(3, 11, [choice("decision", CHOICE["edited"], to),
+                                  textarea("edited_hypothesis", "a man is  AWAKE!", to)])],
+    })), encoding="utf-8")
+    s = import_annotations(run, f, annotator="ls")
+    assert s.recorded == 3 and not s.problems
+    record(run, [(ids[0], "page", "not_flipped")])  # the same answer given in the review page
+    with ReviewStore(run) as store:
+        cur = store.current()
+    assert (cur[(ids[0], "ls")].decision, cur[(ids[0], "ls")].label) == ("not_flipped", None)
+    assert (cur[(ids[1], "ls")].decision, cur[(ids[1], "ls")].label) == ("other_label", "neutral")
+    assert (cur[(ids[2], "ls")].decision, cur[(ids[2], "ls")].fields) == ("accepted", None)
+    from cfaug.review.stats import review_stats
+
+    agreement = review_stats(run)["agreement"]
+    assert agreement["shared_items"] == 1 and agreement["observed"] == 1.0
+
+
 @pytest.fixture
 def exported_file(tmp_path):
     run = simple_run(tmp_path / "run", 5)
@@ -110,12 +142,13 @@ def test_read_annotations(exported_file):
     run, f, ids = exported_file
     imported, problems = read_annotations(f, load_items(run))
     got = {(d.item, d.user, d.decision) for d in imported}
+    # "other label: positive" names the original's own label: the label did not flip
     assert got == {(ids[0], "11", "accepted"), (ids[0], "12", "rejected"), (ids[1], "11", "edited"),
-                   (ids[2], "11", "other_label"), (ids[3], "12", "skipped"), (ids[4], "11", "not_flipped"),
+                   (ids[2], "11", "not_flipped"), (ids[3], "12", "skipped"), (ids[4], "11", "not_flipped"),
                    (ids[4], "11", "accepted")}
     edited = next(d for d in imported if d.decision == "edited")
     assert edited.fields == {"text": "A fixed text."}
-    assert next(d for d in imported if d.decision == "other_label").label == "positive"
+    assert next(d for d in imported if d.item == ids[2]).label is None
     assert next(d for d in imported if d.user == "12" and d.decision == "rejected").seconds == 5.0
     # in the order they were last updated: the later annotation on task 4 comes last
     on4 = [d.decision for d in imported if d.item == ids[4]]

@@ -1,7 +1,7 @@
 """The review page's flow from the keyboard, in a real headless Chromium driven with Playwright: the arrows at
 either end of the queue keep the item shown; keys pressed while a decision is saved wait their turn, in order;
-a restart keeps the server's address and the page retries until it is back; Esc leaves a field; ``g`` jumps to
-an item. Chromium is the system's (review_page.py); where it cannot run here, the tests are skipped with the
+a restart keeps the server's address and token (CFAUG_REVIEW_TOKEN's, or the one kept in the run directory) and
+the page retries until it is back, losing no key; Esc leaves a field; ``g`` jumps to an item. Chromium is the system's (review_page.py); where it cannot run here, the tests are skipped with the
 reason."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import queue
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -21,7 +22,7 @@ import pytest
 from review_page import AppThread, launch_chromium, open_as, shown, tab_to, wait_for
 from review_runs import judged_row, write_run
 
-from cfaug.review.address import last_address, remember
+from cfaug.review.address import TOKEN_FILE, last_address, remember, stored_token
 from cfaug.review.items import load_items
 from cfaug.run.decisions import ReviewStore
 
@@ -309,6 +310,53 @@ def test_a_restart_keeps_the_address_and_the_page_waits_for_it(chromium, tmp_pat
         # CSRF token; nothing else went wrong
         assert [p for p in watch.problems if "ERR_CONNECTION_REFUSED" not in p and "403 (Forbidden)" not in p] == []
         context.close()
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+        if second is not None:
+            second.stop()
+
+
+def test_a_restart_without_a_fixed_token_keeps_the_page_and_every_key(chromium, tmp_path):
+    """Without CFAUG_REVIEW_TOKEN the run's token is kept in the run directory (readable by its owner only), so
+    the page open on the killed server carries on with the restarted one, and the keys pressed meanwhile are
+    all recorded, in order; the status line counts them while the server is away."""
+    from playwright.sync_api import expect
+
+    run = flow_run(tmp_path / "run")
+    order = review_order(run)
+    first = Serve(run)
+    second = None
+    try:
+        token_file = run / TOKEN_FILE
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert first.url.endswith(stored_token(run)[0])
+        context = chromium.new_context()
+        page, watch = open_as(context, first.url, "alice")
+        status = page.locator("#status")
+        shown(page, order[0])
+        page.keyboard.press("a")
+        shown(page, order[1])
+        first.proc.kill()
+        first.proc.wait(timeout=30)
+        for key in ("x", "n", "a"):  # while nothing answers
+            page.keyboard.press(key)
+        expect(status).to_have_text("server unreachable, retrying\u2026 (2 more waiting)")
+        second = Serve(run)  # neither --port nor a token given
+        assert second.url == first.url
+        shown(page, order[4])
+        expect(status).to_have_text("saved: accepted")
+        assert decisions(run) == {order[0]: "accepted", order[1]: "rejected", order[2]: "not_flipped",
+                                  order[3]: "accepted"}
+        with ReviewStore(run) as store:
+            assert [d.item for d in store.history()] == order[:4]  # each once, in order
+        assert [p for p in watch.problems if "ERR_CONNECTION_REFUSED" not in p and "403 (Forbidden)" not in p] == []
+        context.close()
+        # the first start said which port it took, the second that it took the same one
+        assert f"listening on port {first.port} (a free one; the next start on this run directory takes it " \
+               "again)" in first.proc.stderr.read()
+        err = second.stop()
+        assert f"listening on port {first.port}, as the last server on this run directory did" in err
     finally:
         if first.proc.poll() is None:
             first.proc.kill()

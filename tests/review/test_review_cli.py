@@ -80,6 +80,25 @@ def test_export_with_and_without_decisions(run, tmp_path, capsys):
     assert "no item has the decision not_flipped" in capsys.readouterr().err
 
 
+def test_export_per_annotator(run, tmp_path, capsys):
+    record(run, [("k0#0", "ann", "accepted"), ("k0#0", "bob", "edited", {"fields": {"text": "Plain bad."}}),
+                 ("k1#0", "bob", "skipped")])
+    out = tmp_path / "decisions.jsonl"
+    assert main(["review", "export", str(run), "--per-annotator", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["rows"] == 3
+    assert "3 decisions of 2 annotators written to" in captured.err and "1 item tied" in captured.err
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["item"], r["annotator"], r["decision"], r["combined"]) for r in rows] == [
+        ("k0#0", "ann", "accepted", "tie"), ("k0#0", "bob", "edited", "tie"), ("k1#0", "bob", "skipped", None)]
+    assert main(["review", "export", str(run), "--per-annotator", "-o", str(out), "--decisions", "skipped"]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    capsys.readouterr()
+    assert main(["review", "export", str(run), "--per-annotator", "-o", str(tmp_path / "t.json"),
+                 "--format", "label-studio"]) == 2
+    assert "--per-annotator does not go with --format label-studio" in capsys.readouterr().err
+
+
 def test_export_option_errors(run, tmp_path, capsys):
     record(run, [("k0#0", "ann", "accepted")])
     assert main(["review", "export", str(run), "-o", str(tmp_path / "x.jsonl"), "--decisions", "kept"]) == 2

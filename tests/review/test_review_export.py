@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
 from decided_runs import record, simple_run, write_run
 
 from cfaug.review.export import (
-    NothingToExport, combine, export_reviewed, parse_decisions, reviewed_rows, text_changes,
+    NothingToExport, combine, export_decisions, export_reviewed, parse_decisions, reviewed_rows, text_changes,
 )
 from cfaug.review.items import load_items
 from cfaug.run.decisions import Decision, ReviewStore
@@ -135,8 +136,8 @@ def test_export_parquet_writes_a_card(decided, tmp_path):
                         license="cc-by-4.0")
     frame = pd.read_parquet(tmp_path / "data" / "train.parquet")
     assert len(frame) == 3 and json.loads(frame["meta"][1])["review"]["decision"] == "edited"
-    card = (tmp_path / "data" / "README.md").read_text(encoding="utf-8")
-    assert s.card == str(tmp_path / "data" / "README.md")
+    card = (tmp_path / "data" / "train.parquet.README.md").read_text(encoding="utf-8")
+    assert s.card == str(tmp_path / "data" / "train.parquet.README.md")
     front = yaml.safe_load(card.split("---\n")[1])
     assert front["license"] == "cc-by-4.0" and front["task_ids"] == ["sentiment-classification"]
     assert front["size_categories"] == ["n<1K"]
@@ -161,6 +162,59 @@ def test_parquet_card_does_not_replace_someone_elses_readme(decided, tmp_path):
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == "# my project\n"
     assert s.card == str(tmp_path / "train.parquet.README.md")
     assert "license: unknown" in (tmp_path / "train.parquet.README.md").read_text(encoding="utf-8")
+
+
+def test_each_export_has_a_card_of_its_own(decided, tmp_path):
+    """Two exports into one folder, with different licences: each card describes its own file."""
+    a = export_reviewed(decided, tmp_path / "train.parquet", license="cc-by-4.0")
+    b = export_reviewed(decided, tmp_path / "relabelled.parquet", decisions=("other_label", "not_flipped"),
+                        license="cc0-1.0")
+    assert a.card == str(tmp_path / "train.parquet.README.md")
+    assert b.card == str(tmp_path / "relabelled.parquet.README.md")
+    assert "license: cc-by-4.0" in (tmp_path / "train.parquet.README.md").read_text(encoding="utf-8")
+    second = (tmp_path / "relabelled.parquet.README.md").read_text(encoding="utf-8")
+    assert "license: cc0-1.0" in second and "other_label: 1" in second
+    assert not (tmp_path / "README.md").exists()
+    again = export_reviewed(decided, tmp_path / "train.parquet", license="mit")  # the same export again: its card
+    assert again.card == a.card and "license: mit" in (tmp_path / "train.parquet.README.md").read_text(encoding="utf-8")
+    assert "license: cc0-1.0" in (tmp_path / "relabelled.parquet.README.md").read_text(encoding="utf-8")
+
+
+def test_decisions_per_annotator(decided, tmp_path):
+    """Every annotator's live decision, one row each: who decided what, when, with the combined decision the
+    default export takes (an even split is a tie, which it leaves out)."""
+    s = export_decisions(decided, tmp_path / "decisions.jsonl")
+    rows = read_jsonl(tmp_path / "decisions.jsonl")
+    assert s.rows == len(rows) == 10 and s.annotators == ["ann", "bob"] and s.format == "jsonl"
+    got = [(r["item"], r["annotator"], r["decision"], r["combined"]) for r in rows]
+    assert got == [("k0#0", "ann", "accepted", "accepted"),
+                   ("k1#0", "ann", "edited", "edited"), ("k1#0", "bob", "edited", "edited"),
+                   ("k2#0", "ann", "accepted", "tie"), ("k2#0", "bob", "rejected", "tie"),
+                   ("k3#0", "ann", "other_label", "other_label"), ("k4#0", "bob", "not_flipped", "not_flipped"),
+                   ("k5#0", "ann", "rejected", "rejected"), ("k6#0", "ann", "skipped", None),
+                   ("gone#0", "ann", "accepted", "accepted")]
+    first = rows[0]
+    assert list(first) == ["item", "source_id", "method", "source_label", "target_label", "annotator", "decision",
+                           "label", "edited", "time", "seconds", "combined"]
+    assert first["source_id"] == "s0" and first["method"] == "auto-cad.v1" and first["seconds"] == 2.0
+    assert first["source_label"] == "positive" and first["target_label"] == "negative"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", first["time"])
+    assert rows[2]["edited"] == {"Text": "Review 1: a dire film with a weak cast."}
+    assert rows[5]["label"] == "positive" and rows[0]["label"] is None and rows[0]["edited"] is None
+    assert rows[-1]["source_id"] is None  # a decision on an id that is not a row of the run is still written
+    # a choice of decisions, and a table format (the edit as JSON in its cell)
+    s = export_decisions(decided, tmp_path / "ties.csv", decisions=("accepted", "rejected", "edited"))
+    with open(tmp_path / "ties.csv", encoding="utf-8", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert s.rows == len(table) == 7 and s.format == "csv"
+    assert json.loads(table[1]["edited"]) == {"Text": "Review 1: an awful film with a weak cast."}
+    other = simple_run(tmp_path / "other", 1)
+    with pytest.raises(NothingToExport, match="no review decisions yet"):
+        export_decisions(other, tmp_path / "none.jsonl")
+    record(other, [("k0#0", "ann", "rejected")])
+    with pytest.raises(NothingToExport, match=r"no live decision is not_flipped \(1 decided otherwise\)"):
+        export_decisions(other, tmp_path / "none.jsonl", decisions=("not_flipped",))
+    assert not (tmp_path / "none.jsonl").exists()
 
 
 def test_export_hugging_face_dataset_with_card(decided, tmp_path):

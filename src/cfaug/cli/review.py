@@ -9,7 +9,8 @@ import os
 import sys
 
 EXIT_CODES = ("exit codes: 0 done; 2 a problem with the run directory, the review store, the input file or the "
-              "options (one message, no traceback), and for export: nothing to export; 130 interrupted")
+              "options (one message, no traceback), and for export: nothing to export; 130 interrupted (Ctrl-C), "
+              "143 stopped by SIGTERM")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,18 +46,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "'cfaug augment -o'), each with meta.review: annotators, decision, time, the edit made to "
                     "the machine's text (word diff) and its size (token edit rate). An edited row carries the "
                     "edited text. Several annotators on one item: the majority decision counts (a skip is no "
-                    "vote); items whose annotators are split evenly are left out and counted. Beside a Hugging "
-                    "Face dataset (a folder) or a Parquet file, a dataset card README.md with YAML metadata is "
-                    "written. --format label-studio writes every item to review as Label Studio tasks instead, "
-                    "with the labeling interface beside (<name>.label_config.xml). A run without decisions (or "
-                    "with none of the chosen kind) writes nothing and exits with 2.", epilog=EXIT_CODES)
+                    "vote); items whose annotators are split evenly (a tie, e.g. one accept and one edit) are "
+                    "left out and counted; --per-annotator writes every annotator's decision instead, to resolve "
+                    "them. Each Hugging Face dataset (a folder) or Parquet file gets a dataset card of its own "
+                    "with YAML metadata (README.md in the folder, <file>.README.md beside the file). --format "
+                    "label-studio writes every item to review as Label Studio tasks instead, with the labeling "
+                    "interface beside (<name>.label_config.xml). A run without decisions (or with none of the "
+                    "chosen kind) writes nothing and exits with 2.", epilog=EXIT_CODES)
     e.add_argument("run_dir", metavar="RUN_DIR")
     e.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file (.jsonl .csv .tsv .parquet), folder (a Hugging Face dataset), or - for "
                         "standard output (JSONL unless --format says csv or tsv)")
     e.add_argument("--decisions", default=None,
                    help="which decisions to export, comma-separated (default: accepted,edited; also rejected, "
-                        "not_flipped (exported with the original label), other_label (with the label named))")
+                        "not_flipped (exported with the original label), other_label (with the label named); "
+                        "with --per-annotator default all, skipped too)")
+    e.add_argument("--per-annotator", action="store_true",
+                   help="write each annotator's live decision, one row each (item, source_id, method, labels, "
+                        "annotator, decision, label, edited text, time, seconds, and the combined decision or "
+                        "'tie'), instead of the reviewed rows")
     e.add_argument("--format", dest="fmt", choices=("jsonl", "csv", "tsv", "parquet", "hf", "label-studio"),
                    help="output format (default: from the name)")
     e.add_argument("--license", help="license of the exported data, written into the dataset card "
@@ -119,6 +127,9 @@ def run_export(args: argparse.Namespace) -> int:
     from cfaug.cli import CliError
 
     if args.fmt == "label-studio":
+        if args.per_annotator:
+            raise CliError("--per-annotator does not go with --format label-studio: tasks are written for every "
+                           "item to review")
         if args.decisions is not None:
             raise CliError("--decisions does not go with --format label-studio: tasks are written for every item "
                            "to review")
@@ -130,6 +141,8 @@ def run_export(args: argparse.Namespace) -> int:
               f"then import the annotations with: cfaug review import-label-studio {args.run_dir} EXPORT.json",
               file=sys.stderr)
         return 0
+    if args.per_annotator:
+        return _export_per_annotator(args)
     from cfaug.review.export import DEFAULT_DECISIONS, NothingToExport, export_reviewed, parse_decisions
 
     try:
@@ -147,6 +160,27 @@ def run_export(args: argparse.Namespace) -> int:
           + ", ".join(f"{k} {v}" for k, v in summary.by_decision.items()) + ")"
           + "".join(f"; {x}" for x in left if x) + (f"; dataset card {summary.card}" if summary.card else ""),
           file=sys.stderr)
+    return 0
+
+
+def _export_per_annotator(args: argparse.Namespace) -> int:
+    from cfaug.cli import CliError
+    from cfaug.review.export import NothingToExport, export_decisions, parse_decisions
+    from cfaug.run.decisions import DECISIONS
+
+    try:
+        decisions = parse_decisions(args.decisions, DECISIONS) if args.decisions is not None else DECISIONS
+        summary = export_decisions(args.run_dir, args.output, decisions=decisions, fmt=args.fmt)
+    except NothingToExport as exc:
+        raise CliError(f"nothing to export: {exc}") from exc
+    except (ValueError, *_store_errors()) as exc:
+        raise CliError(str(exc)) from exc
+    print(json.dumps(summary.to_dict(), ensure_ascii=False), file=sys.stderr if args.output == "-" else sys.stdout)
+    people = len(summary.annotators)
+    print(f"{summary.rows} decisions of {people} annotator{'s' if people != 1 else ''} written to {summary.output} "
+          f"({summary.items} items"
+          + (f"; {summary.ties} item{'s' if summary.ties != 1 else ''} tied, left out of the combined export"
+             if summary.ties else "") + ")", file=sys.stderr)
     return 0
 
 

@@ -13,8 +13,10 @@ Endpoints (every one needs the access token; see *Security* below):
                               the annotator fixed by ``--annotator`` if any, the CSRF token, the keys
 ``GET /api/item``             the item to show: ``annotator``, filters (``method``, ``min``, ``max``,
                               ``undecided=1``) and either ``id`` (that item) or ``pos`` with ``dir``
-                              (``next``: the first item at or after ``pos`` the filters keep; ``prev``:
-                              the last one before it); with the progress through the filtered queue
+                              (``next``: the first item at or after ``pos`` the filters keep, with
+                              ``undecided=1`` else the first undecided one before it unless ``wrap=0``;
+                              ``prev``: the last one before it); with the progress through the filtered
+                              queue
 ``POST /api/decisions``       record a decision (JSON: ``annotator``, ``item``, ``decision``, ``fields``,
                               ``label``, ``seconds``, ``request_id``); answers once the store committed it
 ``POST /api/undo``            void the annotator's latest decision (JSON: ``annotator``, ``request_id``)
@@ -55,6 +57,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from cfaug.config import ConfigError
+from cfaug.nlp.tokens import same_words
 from cfaug.nlp.word_diff import side_by_side, word_diff
 from cfaug.review.items import Item, ItemSet, load_items
 from cfaug.run.decisions import DECISIONS, Decision, ReviewStore
@@ -236,6 +239,20 @@ class ReviewApp:
             "fields": fields,
             "decision": None if decision is None else decision_json(decision),
         }
+
+
+def edit_problem(item: Item, fields: dict[str, str]) -> str | None:
+    """Why ``fields`` (role -> edited text) cannot be saved as an edit of ``item``'s rewrite, or None: a text
+    that is empty or whitespace only, or texts that change no word of the machine's rewrite (only case,
+    spacing or punctuation, compared by :func:`cfaug.nlp.tokens.same_words`). The page says the same."""
+    for role, text in fields.items():
+        if not text.strip():
+            return (f"an edited text cannot be empty ({role}): write the rewrite as it should be, or reject it "
+                    "(x)")
+    if all(same_words(text, item.rewrite.get(role, "")) for role, text in fields.items()):
+        return ("the edit changes no word of the rewrite (only case, spacing or punctuation, if anything): accept "
+                "the rewrite as it is (a), or change a word")
+    return None
 
 
 def decision_json(d: Decision) -> dict[str, Any]:
@@ -440,7 +457,8 @@ async def item(request: web.Request) -> web.Response:
             if not undecided or order[i].id not in mine:
                 position, chosen = i, order[i]
                 break
-        if chosen is None and undecided and not backwards:
+        wrap = q.get("wrap", "1") not in ("0", "false", "no")
+        if chosen is None and undecided and not backwards and wrap:
             for i in range(pos):  # wrap round: an item left undecided earlier in the queue
                 if order[i].id not in mine:
                     position, chosen = i, order[i]
@@ -495,10 +513,15 @@ async def decide(request: web.Request) -> web.Response:
                 raise _Bad(f"this item has no editable text field {str(role)[:40]!r}")
             if not isinstance(text, str) or len(text) > MAX_FIELD:
                 raise _Bad(f"an edited text is a string of at most {MAX_FIELD} characters")
+        problem = edit_problem(it, fields)
+        if problem:
+            raise _Bad(problem)
     if decision == "other_label":
         label = body.get("label")
         if label not in state.labels:
             raise _Bad(f"label must be one of {', '.join(state.labels)}")
+        if label == it.source_label:  # the original's own label: the rewrite did not flip it
+            decision, label = "not_flipped", None
     seconds = body.get("seconds")
     seconds = float(seconds) if _number(seconds) is not None and 0 <= seconds <= 7 * 86400 else None
     try:

@@ -7,9 +7,9 @@ sizes (rows per label and method), the source data's hash, the method and its pa
 summary (``metrics.json`` from ``cfaug evaluate``, when present) and the review summary (decisions,
 annotators, agreement). The Markdown body says the same in prose and tables.
 
-Where it goes: inside the dataset folder (``save_to_disk``) for ``hf``; for Parquet, ``README.md`` in
-the file's folder, unless that folder already holds a README.md that cfaug did not write, in which case
-``<file name>.README.md``.
+Where it goes: one card per export, so that exports into one folder never replace each other's card:
+``README.md`` inside the dataset folder (``save_to_disk``) for ``hf``; ``<file name>.README.md`` beside
+a Parquet file (``train.parquet.README.md``). Exporting to the same output again replaces its card.
 """
 
 from __future__ import annotations
@@ -47,10 +47,7 @@ def card_path(output: str | os.PathLike[str], kind: str) -> Path:
     out = Path(output)
     if kind == "hf":
         return out / "README.md"
-    beside = out.parent / "README.md"
-    if beside.exists() and MARKER not in beside.read_text(encoding="utf-8", errors="replace"):
-        return out.with_name(out.name + ".README.md")
-    return beside
+    return out.with_name(out.name + ".README.md")
 
 
 def metric_summary(run_dir: Path) -> dict[str, dict[str, float | None]] | None:

@@ -25,6 +25,12 @@ wins; a tie between the most voted is not exported and is counted (``ties``). Wh
 diff by :func:`cfaug.nlp.word_diff.word_diff`; ``at`` is the character offset in the machine's text,
 ``old`` the text replaced, ``new`` what replaced it) and their size (token edit rate of the machine's
 text to the edited one, :func:`cfaug.nlp.tokens.token_edit_rate`).
+
+**Per annotator** (:func:`export_decisions`, ``cfaug review export --per-annotator``): instead of the
+combined rows, every annotator's live decision, one row each (skips included): who decided what on which
+item, when, with the edited text or the label named, and ``combined``, the decision the combined export
+takes for the item (``"tie"`` when it leaves the item out, None when every annotator skipped it). Ties can
+be resolved from it by hand.
 """
 
 from __future__ import annotations
@@ -126,12 +132,12 @@ class ExportSummary:
                 "card": self.card}
 
 
-def parse_decisions(text: str | Sequence[str]) -> tuple[str, ...]:
-    """``"accepted,edited"`` -> ("accepted", "edited"); an unknown name raises ValueError naming it."""
+def parse_decisions(text: str | Sequence[str], allowed: Sequence[str] = EXPORTABLE) -> tuple[str, ...]:
+    """``"accepted,edited"`` -> ("accepted", "edited"); a name not in ``allowed`` raises ValueError naming it."""
     names = [x.strip() for x in (text.split(",") if isinstance(text, str) else text) if x.strip()]
-    bad = [n for n in names if n not in EXPORTABLE]
+    bad = [n for n in names if n not in allowed]
     if bad or not names:
-        raise ValueError(f"unknown decision {bad[0]!r} in --decisions; choose from {', '.join(EXPORTABLE)}"
+        raise ValueError(f"unknown decision {bad[0]!r} in --decisions; choose from {', '.join(allowed)}"
                          if bad else "--decisions names no decision")
     return tuple(dict.fromkeys(names))
 
@@ -237,11 +243,117 @@ def output_columns(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [*cols, "meta"]
 
 
+#: the columns of a per-annotator export, in order
+DECISION_COLUMNS = ("item", "source_id", "method", "source_label", "target_label", "annotator", "decision", "label",
+                    "edited", "time", "seconds", "combined")
+
+
+@dataclass
+class DecisionsSummary:
+    """What a per-annotator export wrote: ``rows`` (one per live decision of an annotator), ``by_decision``,
+    the ``annotators``, the ``items`` decided and of those the ``ties`` (left out of the combined export)."""
+
+    output: str
+    format: str
+    rows: int = 0
+    by_decision: dict[str, int] = field(default_factory=dict)
+    annotators: list[str] = field(default_factory=list)
+    items: int = 0
+    ties: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"output": self.output, "format": self.format, "rows": self.rows, "by_decision": self.by_decision,
+                "annotators": self.annotators, "items": self.items, "ties": self.ties}
+
+
+def decision_rows(items: ItemSet, current: Mapping[tuple[str, str], Decision],
+                  decisions: Sequence[str] = DECISIONS) -> tuple[list[dict[str, Any]], DecisionsSummary]:
+    """One row per live decision in ``current`` whose decision is one of ``decisions`` (see the module
+    docstring), in the run's order of items, then by annotator; ``summary.output``/``format`` left empty."""
+    chosen = set(decisions)
+    by_id = items.by_id()
+    combined = verdicts(current)
+    order = {it.id: n for n, it in enumerate(items.items)}
+    summary = DecisionsSummary(output="", format="")
+    rows = []
+    for (item_id, who), dec in sorted(current.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])):
+        if dec.decision not in chosen:
+            continue
+        item = by_id.get(item_id)
+        v = combined.get(item_id)
+        edited = None
+        if dec.fields:
+            edited = {items.columns.text.get(role, role): text for role, text in dec.fields.items()}
+        rows.append({
+            "item": item_id, "source_id": None if item is None else item.source_id,
+            "method": None if item is None else item.method,
+            "source_label": None if item is None else item.source_label,
+            "target_label": None if item is None else item.target_label,
+            "annotator": who, "decision": dec.decision, "label": dec.label, "edited": edited,
+            "time": datetime.fromtimestamp(dec.time, timezone.utc).isoformat(timespec="milliseconds")
+                    .replace("+00:00", "Z"),
+            "seconds": dec.seconds,
+            "combined": None if v is None else "tie" if v.decision is None else v.decision})
+        summary.by_decision[dec.decision] = summary.by_decision.get(dec.decision, 0) + 1
+    summary.rows = len(rows)
+    summary.annotators = sorted({r["annotator"] for r in rows})
+    decided = {r["item"]: r["combined"] for r in rows}
+    summary.items = len(decided)
+    summary.ties = sum(1 for c in decided.values() if c == "tie")
+    return rows, summary
+
+
+def export_decisions(run_dir: str | os.PathLike[str], output: str | os.PathLike[str], *,
+                     decisions: Sequence[str] = DECISIONS, fmt: str | None = None) -> DecisionsSummary:
+    """Write every annotator's live decision on ``run_dir``'s items (one row each, :func:`decision_rows`) to
+    ``output``, in any output format but ASTE (from ``fmt`` or the name); no dataset card.
+
+    Raises :class:`NothingToExport` when no live decision is one of ``decisions`` (nothing is written),
+    and otherwise as :func:`export_reviewed`."""
+    from cfaug.data.io import output_kind
+    from cfaug.run.outputs import check_output, is_stdout, output_lock
+
+    run_dir = Path(run_dir)
+    out: str | Path = output if is_stdout(output) else Path(output)
+    kind = output_kind(out, fmt, "--format")
+    if kind == "aste":
+        raise DataError(f"{out}: the ASTE format holds sentences with triplets, not review decisions; choose "
+                        "jsonl, csv, tsv, parquet or hf")
+    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf", file=kind != "hf", stdout=True)
+    with output_lock(out):
+        items = load_items(run_dir, include_failed=True)
+        current = _live_decisions(run_dir)
+        rows, summary = decision_rows(items, current, decisions)
+        summary.output, summary.format = str(out), kind
+        if not rows:
+            raise NothingToExport(f"{run_dir}: no live decision is {' or '.join(decisions)} ({len(current)} decided "
+                                  "otherwise); nothing written; choose others with --decisions")
+        write_rows(rows, out, kind, columns=list(DECISION_COLUMNS))
+    return summary
+
+
+def _live_decisions(run_dir: Path) -> dict[tuple[str, str], Decision]:
+    """The live decisions of ``run_dir``'s store; :class:`NothingToExport` when there are none."""
+    if not (run_dir / STORE_FILE).exists():
+        raise NothingToExport(f"{run_dir}: no review decisions yet (no {STORE_FILE}); review the run first with "
+                              f"'cfaug review serve {run_dir}' (or import Label Studio annotations)")
+    with ReviewStore(run_dir, create=False) as store:
+        current = store.current()
+        recorded = bool(current) or bool(store.history())
+    if not current:
+        why = "every decision recorded was undone" if recorded else "no decision recorded yet"
+        raise NothingToExport(f"{run_dir / STORE_FILE}: {why}; nothing to export (review the run with "
+                              f"'cfaug review serve {run_dir}')")
+    return current
+
+
 def export_reviewed(run_dir: str | os.PathLike[str], output: str | os.PathLike[str], *,
                     decisions: Sequence[str] = DEFAULT_DECISIONS, fmt: str | None = None,
                     license: str | None = None) -> ExportSummary:
     """Write the reviewed rows of ``run_dir`` to ``output`` (format from ``fmt`` or the name, as ``cfaug
-    augment -o``) and, beside a Hugging Face dataset or Parquet file, a dataset card (README.md).
+    augment -o``) and, for a Hugging Face dataset or Parquet file, its own dataset card
+    (:func:`cfaug.review.card.card_path`: ``README.md`` in the dataset's folder, ``<file>.README.md``).
 
     Raises :class:`NothingToExport` when the run has no decisions or none of the chosen kind (nothing is
     written then), :class:`~cfaug.data.io.DataError` for a run directory or format that cannot be used,
@@ -264,16 +376,7 @@ def export_reviewed(run_dir: str | os.PathLike[str], output: str | os.PathLike[s
 
 def _export(run_dir: Path, out: str | Path, kind: str, decisions: Sequence[str], license: str | None) -> ExportSummary:
     items = load_items(run_dir, include_failed=True)
-    if not (run_dir / STORE_FILE).exists():
-        raise NothingToExport(f"{run_dir}: no review decisions yet (no {STORE_FILE}); review the run first with "
-                              f"'cfaug review serve {run_dir}' (or import Label Studio annotations)")
-    with ReviewStore(run_dir, create=False) as store:
-        current = store.current()
-        recorded = bool(current) or bool(store.history())
-    if not current:
-        why = "every decision recorded was undone" if recorded else "no decision recorded yet"
-        raise NothingToExport(f"{run_dir / STORE_FILE}: {why}; nothing to export (review the run with "
-                              f"'cfaug review serve {run_dir}')")
+    current = _live_decisions(run_dir)
     rows, summary = reviewed_rows(items, current, decisions)
     summary.output, summary.format = str(out), kind
     if not rows:

@@ -8,7 +8,10 @@ task role, e.g. ``original_text`` / ``text``), ``source_label``, ``target_label`
 the labeling interface to paste into the project's settings (Settings > Labeling Interface > Code): the
 texts, a single-choice ``decision`` (accept, reject, edit, not flipped, other label; hotkeys a r e n o),
 a ``label`` choice for "other label", and a text area ``edited_<role>`` for the corrected text of each
-edited role. Skipping a task in Label Studio (``was_cancelled``) records ``skipped``.
+edited role. Skipping a task in Label Studio (``was_cancelled``) records ``skipped``. As in the review
+page, "other label" naming the original's own label records ``not_flipped``, and a corrected text that
+changes no word of the rewrite (only case, spacing or punctuation) is no edit: ``edited`` with it records
+``accepted``.
 
 **Annotations in** (``cfaug review import-label-studio RUN_DIR FILE [--annotator NAME]``): FILE is
 Label Studio's JSON export (Export > JSON: a list of tasks, each with ``annotations``, each with a
@@ -39,6 +42,7 @@ from xml.sax.saxutils import quoteattr
 from cfaug.data.io import DataError
 from cfaug.data.labels import LabelError
 from cfaug.data.tasks import Task
+from cfaug.nlp.tokens import same_words
 from cfaug.review.items import Item, ItemSet, load_items
 from cfaug.run.decisions import ReviewStore
 
@@ -278,6 +282,8 @@ def _decision(ann: dict[str, Any], item: Item, task: Task, task_id: Any, place: 
     if picked and decision is None:
         raise ValueError(f"unknown decision {picked[0]!r} (use the labeling interface cfaug wrote)")
     edits = {role: text for role, text in texts.items() if role in item.rewrite and text != item.rewrite[role]}
+    if all(same_words(text, item.rewrite[role]) for role, text in edits.items()):
+        edits = {}  # only case, spacing or punctuation changed: no edit, as the review page has it
     if decision is None:
         if not edits:
             raise ValueError("no decision chosen and no corrected text")
@@ -297,6 +303,8 @@ def _decision(ann: dict[str, Any], item: Item, task: Task, task_id: Any, place: 
             label = task.label_space.canonical(label)
         except (LabelError, ValueError):
             raise ValueError(f"label {label!r} is not one of {', '.join(task.label_space.labels)}") from None
+        if label == item.source_label:  # the original's own label: not flipped, as the review page records it
+            return Imported(item.id, user, "not_flipped", None, None, seconds, annotation, when)
         return Imported(item.id, user, "other_label", None, label, seconds, annotation, when)
     return Imported(item.id, user, decision, None, None, seconds, annotation, when)
 

@@ -205,9 +205,10 @@ class ReviewStore:
         """Record ``annotator``'s ``decision`` on ``item`` and commit it durably before returning it.
 
         ``decision`` is one of :data:`DECISIONS`; ``"edited"`` needs ``fields`` (role -> new text, at
-        least one) and ``"other_label"`` needs ``label``; neither may be given otherwise (ValueError).
-        ``seconds`` (time spent, from the client) must be a finite number >= 0. A ``request_id`` this
-        annotator has used before returns the decision first recorded with it, and records nothing."""
+        least one, none of them empty or whitespace only) and ``"other_label"`` needs ``label``; neither
+        may be given otherwise (ValueError). ``seconds`` (time spent, from the client) must be a finite
+        number >= 0. A ``request_id`` this annotator has used before returns the decision first recorded
+        with it, and records nothing."""
         _name("item", item)
         _name("annotator", annotator)
         if decision not in DECISIONS:
@@ -218,6 +219,9 @@ class ReviewStore:
             for k, v in fields.items():
                 if not isinstance(k, str) or not k or not isinstance(v, str):
                     raise ValueError(f"edited fields must map a field name to its new text; got {k!r}: {v!r}")
+                if not v.strip():
+                    raise ValueError(f"an edited text cannot be empty (field {k[:40]!r} holds only whitespace "
+                                     "or nothing)")
             fields = dict(fields)
         elif fields is not None:
             raise ValueError(f"fields are only recorded with an 'edited' decision, not {decision!r}")

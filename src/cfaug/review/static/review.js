@@ -16,6 +16,7 @@
     shownAt: 0,        // when it was shown (for the time spent on it)
     mode: "view",      // view | edit | label | jump | name
     unreachable: false,
+    saving: false,     // a decision is being sent
     filters: { method: "", min: "", max: "", undecided: true },
   };
 
@@ -46,6 +47,17 @@
     node.className = kind || "";
   }
 
+  // " (N more waiting)": the keys and clicks that wait behind the one acted on now
+  function waitingNote() {
+    return queue.length ? " (" + queue.length + " more waiting)" : "";
+  }
+
+  // The status of a decision on its way, or of a server that does not answer, with the count of what waits.
+  function progressStatus() {
+    if (state.unreachable) setStatus("server unreachable, retrying\u2026" + waitingNote(), "warn");
+    else if (state.saving) setStatus("saving\u2026" + waitingNote());
+  }
+
   // -- the queue of work: keys, buttons and filters act one after another, in the order they came -------
   // A key pressed while a decision is saved or the next item loads waits here; none is dropped.
   const queue = [];
@@ -54,6 +66,7 @@
   function enqueue(job) {
     queue.push(job);
     if (!draining) drain();
+    else progressStatus();
   }
 
   function waiting() {
@@ -104,7 +117,7 @@
         break;
       } catch (err) {  // no answer at all (a TypeError: the connection was refused or lost)
         state.unreachable = true;
-        setStatus("server unreachable, retrying\u2026", "warn");
+        progressStatus();
         await sleep(Math.min(5000, 250 * Math.pow(2, Math.min(attempt, 5))));
       }
     }
@@ -155,7 +168,13 @@
 
   function fail(err) {
     if (err.status === 401 || (err.status === 403 && /token/.test(err.message) && !/CSRF/.test(err.message))) {
-      setStatus(err.message + " (the server may have been restarted with a new token)", "error");
+      // nothing more can be sent without the new address: say so, and how many keys that leaves unsent
+      const unsent = queue.length;
+      queue.length = 0;
+      setStatus("the server no longer takes this page's access token: it was restarted with a new one (or " +
+        "stopped and another took its port); open the URL it printed" +
+        (unsent ? ". " + unsent + " key" + (unsent === 1 ? "" : "s") + " pressed since were not sent" : "") +
+        " (" + err.message + ")", "error");
     } else {
       setStatus("error: " + err.message, "error");
     }
@@ -222,7 +241,8 @@
     $("f-undecided").checked = !!f.undecided;
   }
 
-  function readFilters() {
+  // A filter changed. A number box keeps the focus (its arrow keys step it); the others give the keys back.
+  function readFilters(ev) {
     state.filters = {
       method: $("f-method").value,
       min: $("f-min").value,
@@ -231,7 +251,10 @@
     };
     sessionStorage.setItem(FILTER_KEY, JSON.stringify(state.filters));
     // the keys work again at once (they are not taken while a filter has the focus)
-    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+    const numberBox = ev && ev.target && ev.target.type === "number";
+    if (!numberBox && document.activeElement && document.activeElement !== document.body) {
+      document.activeElement.blur();
+    }
     enqueue(() => load({ pos: 0, dir: "next" }));
   }
 
@@ -244,6 +267,23 @@
     $("rename").addEventListener("click", askName);
     $("filters").addEventListener("change", readFilters);
     $("filters").addEventListener("submit", (ev) => ev.preventDefault());
+    // Enter in a number box: the value is taken (a change) and the keys are the page's again
+    $("filters").addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && ev.target.type === "number") ev.target.blur();
+    });
+    // a click (or tap) outside the open jump field closes it, as Esc does: the next key is the page's
+    document.addEventListener("pointerdown", (ev) => {
+      if (state.mode === "jump" && !$("jump-form").contains(ev.target)) closeJump();
+    }, true);
+    // the bar at the bottom (status, buttons) covers the end of the page: room is kept for it
+    const dock = $("dock");
+    const room = () => {
+      const h = dock.offsetHeight + "px";
+      document.body.style.paddingBottom = h;
+      document.documentElement.style.scrollPaddingBottom = h;  // a focused field is not scrolled under it
+    };
+    if (window.ResizeObserver) new ResizeObserver(room).observe(dock);
+    room();
     $("edit-save").addEventListener("click", () => {
       const at = performance.now();
       enqueue(() => saveEdit(at));
@@ -262,21 +302,37 @@
   }
 
   // Left and right arrows: the previous / next item of the queue; at either end the item shown stays, and
-  // the status says why nothing moved.
+  // the status says why nothing moved (with "undecided only", how many undecided items are left before it).
   async function move(dir) {
     setStatus("");
-    const where = dir === "prev" ? { pos: state.position, dir: "prev" } : { pos: state.position + 1, dir: "next" };
+    const where = dir === "prev" ? { pos: state.position, dir: "prev" }
+      : { pos: state.position + 1, dir: "next", wrap: "0" };
     const data = await call("GET", "/api/item", params(where));
     if (!data.item && state.data && state.data.item) {
-      setStatus(dir === "prev" ? "no earlier item in this queue" : "no later item in this queue", "warn");
+      setStatus(dir === "prev" ? "no earlier item in this queue" : endOfQueue(data), "warn");
       return;
     }
     show(data);
   }
 
+  // What \u2192 says at the end of the queue.
+  function endOfQueue(data) {
+    if (!state.filters.undecided) return "no later item in this queue";
+    const here = state.data.item;
+    const hereUndecided = !!here && !here.decision && state.data.position >= 0;
+    const left = data.count - data.decided - (hereUndecided ? 1 : 0);
+    if (left <= 0) {
+      return "no later undecided item in this queue: " +
+        (hereUndecided ? "this is the last one undecided" : "every item of it has your decision");
+    }
+    return "no later undecided item in this queue; " + left + " undecided before this one: \u2190 goes back to " +
+      (left === 1 ? "it" : "them");
+  }
+
   // g: a small field for an item's id or its position in the queue (1 = the first)
   function openJump() {
     if (!state.data) return;
+    setStatus("");  // what it said was about the item before
     state.mode = "jump";
     const input = $("jump-input");
     input.value = "";
@@ -346,6 +402,7 @@
       return;
     }
     state.position = data.position >= 0 ? data.position : state.position;
+    window.scrollTo(0, 0);  // a new item is read from its top, wherever the last one was left
     $("empty").hidden = true;
     $("card").hidden = false;
     $("card").dataset.item = item.id;
@@ -524,13 +581,19 @@
   async function decide(decision, extra, at) {
     const item = state.data && state.data.item;
     if (!item) return;
-    setStatus("saving\u2026" + (queue.length ? " (" + queue.length + " more waiting)" : ""));
+    state.saving = true;
+    progressStatus();
     const pressed = at === undefined ? performance.now() : at;
     // a key pressed before its item was shown (it waited in the queue) measured no time on it
     const seconds = pressed >= state.shownAt ? Math.round(pressed - state.shownAt) / 1000 : null;
     const body = Object.assign({ annotator: state.annotator, item: item.id, decision: decision, seconds: seconds },
       extra || {});
-    const res = await change("/api/decisions", body);
+    let res;
+    try {
+      res = await change("/api/decisions", body);
+    } finally {
+      state.saving = false;
+    }
     let said = "saved: " + (DECISION_TEXT[decision] || decision);
     if (res.decision.label) said += " (" + labelName(res.decision.label) + ")";
     setStatus(said, "ok");
@@ -547,7 +610,8 @@
     }
   }
 
-  function startEdit(item) {
+  // ``texts``: role -> the text to start from (an edit the server refused); default the rewrite shown.
+  function startEdit(item, texts) {
     const box = $("editor-fields");
     clear(box);
     for (const f of item.fields) {
@@ -555,7 +619,7 @@
       const label = el("label", null, "Rewrite" + (item.fields.length > 1 ? " \u00b7 " + f.role : ""));
       const area = el("textarea");
       area.dataset.role = f.role;
-      area.value = f.rewrite;
+      area.value = texts && Object.prototype.hasOwnProperty.call(texts, f.role) ? texts[f.role] : f.rewrite;
       area.rows = Math.min(20, Math.max(3, Math.ceil(f.rewrite.length / 90) + 1));
       area.maxLength = state.session.max_field;
       label.appendChild(area);
@@ -569,25 +633,60 @@
     }
   }
 
-  // The edit's decision (the machine's own text, unchanged: an accept), and the editor closed.
+  // The words of a text run together, as the server compares an edit with the rewrite (cfaug.nlp.tokens.
+  // same_words): case, spacing, punctuation and markup such as <br /> make no difference.
+  const MARKUP = /<\/?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?\/?\s*>/g;
+  function wordForms(text) {
+    const words = (t) => (t.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) || []).join("");
+    return [words(String(text).replace(MARKUP, " ")), words(String(text))];
+  }
+
+  function sameWords(a, b) {
+    const fa = wordForms(a);
+    return wordForms(b).some((f) => fa.indexOf(f) >= 0);
+  }
+
+  // The edited texts (role -> text), or null with the editor left open and the status saying why they cannot
+  // be saved: an empty text, or one that changes no word of the rewrite (the server refuses both too).
   function takeEdit() {
     const item = state.data && state.data.item;
     if (!item || state.mode !== "edit") return null;
     const fields = {};
     let changed = false;
+    let empty = null;
     for (const area of $("editor-fields").querySelectorAll("textarea")) {
       const role = area.dataset.role;
       const machine = item.fields.find((f) => f.role === role).machine;
       fields[role] = area.value;
-      if (area.value !== machine) changed = true;
+      if (!area.value.trim() && !empty) empty = area;
+      if (!sameWords(area.value, machine)) changed = true;
+    }
+    const refused = empty ? "an edited text cannot be empty: write the rewrite as it should be, or Esc and " +
+        "reject it (x)"
+      : !changed ? "the edit changes no word of the rewrite (only case, spacing or punctuation, if anything): " +
+        "change a word, or Esc and accept it as it is (a)" : null;
+    if (refused) {
+      setStatus(refused, "warn");
+      const area = empty || $("editor-fields").querySelector("textarea");
+      if (area) area.focus();
+      return null;
     }
     setMode("view");
-    return changed ? ["edited", { fields: fields }] : ["accepted", null];
+    return fields;
   }
 
   async function saveEdit(at) {
-    const edit = takeEdit();
-    if (edit) await decide(edit[0], edit[1], at);
+    const fields = takeEdit();
+    if (!fields) return;
+    const item = state.data.item;
+    try {
+      await decide("edited", { fields: fields }, at);
+    } catch (err) {
+      if (err.status !== 400 || !state.data || state.data.item !== item) throw err;
+      // refused by the server (its check of the words is the final one): the text comes back to be changed
+      startEdit(item, fields);
+      setStatus("not saved: " + err.message, "warn");
+    }
   }
 
   function labelChoices(item) {
