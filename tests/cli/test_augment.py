@@ -221,7 +221,8 @@ def test_limit_and_keep_failed(tmp_path, sentiment_tsv, fast, tiny_classifier_di
     assert augment(sentiment_tsv, "--limit", "10", "--keep-failed", "--classifier", tiny_classifier_dir,
                    "-p", "require_flip=true", "-o", out, *fast) == 0
     rows = read_jsonl(out)
-    assert {r["source_id"] for r in rows} <= {f"r{i:02d}" for i in range(1, 11)}
+    taken = json.loads((tmp_path / "o.jsonl.run" / "rows_taken.json").read_text())["ids"]
+    assert len(taken) == 10 and {r["source_id"] for r in rows} <= set(taken)
     failed = [r for r in rows if r["meta"]["passed"] is False]
     assert failed  # failures kept
     assert all(r["meta"]["filters"]["flip"] is False for r in failed)

@@ -64,11 +64,14 @@ def test_demo_runs_with_no_network_and_empty_caches(tmp_path):
     assert summary["run_dir"] == str(run_dir) and (run_dir / "config.json").exists()
     assert f"cfaug report {run_dir}" in steps and "--run-dir" not in steps
     assert ("cfaug review serve" in steps) == (("review", "serve") in registered_commands())
-    # examples: the most confident first, each with its confidence; no "1 edits"
+    # examples: three typical ones, at the quartiles of the confidence (ranks 16, 31 and 45 of the 60), each
+    # with its confidence and the rule that chose them; no "1 edits"
     heads = [ln for ln in out.splitlines() if ln.startswith("  P(") and "by the method's own judge" in ln]
-    assert len(heads) == 3 and heads[0].endswith("the most confident of 60"), heads
+    assert [h.rsplit(",", 1)[1] for h in heads] == [" confidence rank 16 of 60", " confidence rank 31 of 60",
+                                                      " confidence rank 45 of 60"], heads
     probs = [float(h.split()[1]) for h in heads]
-    assert probs == sorted(probs, reverse=True) and probs[0] > 0.9
+    assert probs == sorted(probs, reverse=True) and min(probs) > 0.5, probs
+    assert "3 typical examples of 60: the rewrites at the quartiles of the confidence" in out
     assert " 1 edits" not in out
     # the summary names the threshold behind the own judge's flip rate
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("flip rate, own judge")]
@@ -121,15 +124,18 @@ def test_plural():
     assert [plural(n, "edit") for n in (0, 1, 2)] == ["0 edits", "1 edit", "2 edits"]
 
 
-def test_examples_start_with_the_most_confident_and_spread_down():
-    rows = [row(i, p) for i, p in enumerate([0.5, 0.99, 0.1, 0.7, 0.95, 0.3, 0.8])]
+def test_examples_are_typical_ones_at_the_quartiles_of_the_confidence():
+    # ranked by confidence: r1 0.99, r4 0.95, r6 0.8, r3 0.7, r0 0.5, r5 0.3, r2 0.1 (and r7 0.05, r8 0.01)
+    rows = [row(i, p) for i, p in enumerate([0.5, 0.99, 0.1, 0.7, 0.95, 0.3, 0.8, 0.05, 0.01])]
     picked = pick_examples(rows, 3)
-    assert [(rank, r["source_id"]) for rank, r in picked] == [(1, "r1"), (4, "r3"), (7, "r2")]
-    assert [r["source_id"] for _, r in pick_examples(rows, 1)] == ["r1"]
-    assert len(pick_examples(rows, 50)) == 7 and pick_examples(rows, 0) == []
-    # a row without a confidence comes last; ties keep input order
-    tied = [row(0, None), row(1, 0.6), row(2, 0.6)]
-    assert [r["source_id"] for _, r in pick_examples(tied, 3)] == ["r1", "r2", "r0"]
+    assert [(rank, r["source_id"]) for rank, r in picked] == [(3, "r6"), (5, "r0"), (7, "r2")]
+    assert all(rank not in (1, len(rows)) for rank, _ in picked)  # neither the most nor the least confident
+    assert [(rank, r["source_id"]) for rank, r in pick_examples(rows, 1)] == [(5, "r0")]  # the median
+    assert len(pick_examples(rows, 50)) == 9 and pick_examples(rows, 0) == []
+    # rows without a confidence are left out while some have one; ties keep input order
+    tied = [row(0, None), row(1, 0.6), row(2, 0.6), row(3, 0.2)]
+    assert [r["source_id"] for _, r in pick_examples(tied, 1)] == ["r2"]
+    assert [r["source_id"] for _, r in pick_examples([row(0, None), row(1, None), row(2, None)], 1)] == ["r1"]
 
 
 def test_each_example_says_its_confidence_and_counts_edits_in_words():

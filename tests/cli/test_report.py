@@ -13,7 +13,9 @@ def test_report_command(tmp_path, capsys):
     (run / "results.jsonl").write_text(json.dumps({"key": "1", "status": "ok", "counterfactuals": [row]}) + "\n")
     out = tmp_path / "r.html"
     assert main(["report", str(run), "-o", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == str(out)
+    said = capsys.readouterr()
+    assert said.out.strip() == str(out)  # the path once, on standard output, for scripts
+    assert str(out) not in said.err
     assert "<ins>bad</ins>" in out.read_text(encoding="utf-8")
     assert main(["report", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err

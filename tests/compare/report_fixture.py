@@ -115,7 +115,10 @@ def make_compare_dir(root: Path, with_downstream: bool = True) -> Path:
                        "without_reasons": {"every candidate failed a filter: flip": 1, "no principal triple": 1}})
     for m in methods:
         add_intervals(m)
-    note = mark_ties(methods)
+    # the rows each method covered and flipped: its first FLIPPED rewrites are the flipped ones
+    outcomes = {name: {"coverage": set(REWRITES[name]), "flipped_coverage": set(list(REWRITES[name])[:FLIPPED[name]])}
+                for name in REWRITES}
+    note = mark_ties(methods, outcomes)
     if with_downstream:
         methods.append({**_not_run("human", "reference", None), "downstream": _downstream("human", True),
                         "run_dir": None, "output": None})

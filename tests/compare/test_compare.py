@@ -281,17 +281,24 @@ def test_a_method_that_fails_is_reported_and_the_others_still_compared(sentiment
 # --- the parts ------------------------------------------------------------------------------------------
 
 
-def test_the_sample_keeps_each_label_share_and_is_seeded():
-    from cfaug.compare.sample import stratified_indices
+def test_the_sample_is_balanced_by_label_and_says_which_rows(tmp_path):
+    from cfaug.compare.sample import read_input, write_sample
+    from cfaug.data.schema import Schema
+    from cfaug.data.tasks import make_task
 
-    labels = ["a"] * 30 + ["b"] * 10
-    idx = stratified_indices(labels, 8, seed=1)
-    assert len(idx) == 8 and sorted(idx) == idx
-    assert sum(labels[i] == "a" for i in idx) == 6
-    assert idx == stratified_indices(labels, 8, seed=1) != stratified_indices(labels, 8, seed=2)
-    assert stratified_indices(labels, None, 0) == list(range(40)) == stratified_indices(labels, 99, 0)
-    few = stratified_indices(["a"] * 99 + ["b"], 3, 0)
-    assert len(few) == 3 and 99 in few  # a rare label keeps a row
+    data = tmp_path / "d.tsv"  # 30 negative rows, then 10 positive ones
+    data.write_text("id\tlabel\ttext\n" + "".join(f"n{i}\tnegative\tbad {i}\n" for i in range(30))
+                    + "".join(f"p{i}\tpositive\tgood {i}\n" for i in range(10)), encoding="utf-8")
+    task = make_task("sentiment")
+    dataset = read_input(str(data), task, Schema())
+    sample = write_sample(str(data), dataset, tmp_path, 8, seed=1)
+    assert sample.label_counts == {"negative": 4, "positive": 4} and sample.sampled
+    assert sample.rows_taken == "8 of 40: a seeded sample balanced by label (seed 1)"
+    ids = [r.id for r in sample.records]
+    assert ids == sorted(ids, key=lambda i: (i[0] == "p", int(i[1:])))  # in input order
+    assert ids != [r.id for r in write_sample(str(data), dataset, tmp_path, 8, seed=2).records]
+    whole = write_sample(str(data), dataset, tmp_path, None, seed=1)
+    assert len(whole.records) == 40 and not whole.sampled and whole.rows_taken == "all 40"
 
 
 def test_the_paired_tests_and_the_bootstrap():

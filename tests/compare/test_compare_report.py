@@ -56,15 +56,19 @@ def test_the_ranking_shows_flipped_coverage_with_intervals_and_marks_ties(compar
     assert re.search(r'data-figure="flipped_coverage">71\.4%<br><span class="ci">\[35\.9%, 91\.8%\]</span>', row)
     assert re.search(r'data-figure="coverage">85\.7%<br><span class="ci">\[48\.7%, 97\.4%\]</span>', row)
     assert re.search(r'data-figure="flip_rate">83\.0%<br><span class="ci">\[43\.6%, 97\.0%\]</span>', row)
-    # coba's flipped coverage (3 of 7) has an interval that overlaps the leader's: marked as tied, and said
+    # coba's flipped coverage (3 of 7) is not told from the leader's by the paired test: marked as tied, and said
     tied = re.search(r'<tr class="ok tied" data-method="coba">.*?</tr>', table, re.DOTALL).group(0)
-    assert '<td class="num">2 <span class="tie"' in tied
+    assert '<td class="num">2 <span class="tie" title="a paired test on the same rows does not tell it from the ' \
+           'leader (p ' in tied
     note = re.search(r'<p id="ranking-note">(.*?)</p>', table, re.DOTALL).group(1)
-    assert note.startswith("≈ marks coba: ") and "overlaps the leader&#39;s (auto-cad)" in note
+    assert note.startswith("≈ marks coba (p ") and "does not tell its flipped coverage from the leader&#39;s " \
+                                                    "(auto-cad) at the 5% level" in note
     assert note in table.split('<table class="metrics" id="ranking-table">')[0]  # above the table
     # items with no counterfactual, each with its reasons
     without = re.search(r'<ul id="without">.*?</ul>', table, re.DOTALL).group(0)
     assert "<b>coba</b>: 2 items: every candidate failed a filter: flip (1); no principal triple (1)" in without
+    # the table sits in a box that scrolls when it is wider than the page
+    assert '<div class="table-box">\n  <table class="metrics" id="ranking-table">' in table
 
 
 def test_downstream_shows_the_chosen_settings_and_warns_of_one_label_models(compare_dir):

@@ -45,3 +45,38 @@ def test_compare_report_renders_in_chromium(browser, tmp_path):
     assert count_color(pixels, REFERENCE_RGB) > 300, "no reference bar visible in the screenshot"
     keep_artifacts({"compare.png": shot, "compare.html": page})
     print(f"screenshot: {shot}")
+
+
+WIDTHS = """() => {
+  const box = document.querySelector('#ranking-table').parentElement;
+  const ths = document.querySelectorAll('#ranking-table thead th');
+  return {page: document.documentElement.scrollWidth, box_right: box.getBoundingClientRect().right,
+          box_scrolls: box.scrollWidth > box.clientWidth, box_overflow: getComputedStyle(box).overflowX,
+          last_right: ths[ths.length - 1].getBoundingClientRect().right};
+}"""
+
+
+def test_the_ranking_table_fits_a_1280_pixel_window(browser, tmp_path):
+    """At 1280 px the ranking table shows its last column without scrolling; in a narrower window the table
+    scrolls inside its own box and the page itself never scrolls sideways."""
+    import pytest
+
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    from playwright.sync_api import sync_playwright
+
+    page_file = write_report(make_compare_dir(tmp_path / "cmp"))
+    with sync_playwright() as pw:
+        chromium_browser = pw.chromium.launch(executable_path=browser, headless=True,
+                                              args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = chromium_browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(page_file.resolve().as_uri())
+            wide = page.evaluate(WIDTHS)
+            assert wide["page"] <= 1280 and wide["last_right"] <= wide["box_right"] <= 1280, wide
+            assert not wide["box_scrolls"], wide
+            page.set_viewport_size({"width": 800, "height": 800})
+            narrow = page.evaluate(WIDTHS)
+            assert narrow["page"] <= 800 and narrow["box_right"] <= 800, narrow
+            assert narrow["box_scrolls"] and narrow["box_overflow"] == "auto", narrow
+        finally:
+            chromium_browser.close()

@@ -341,7 +341,7 @@ T2S_TOY = ["-p", "min_confidence=0", "-p", "extractor_epochs=2", "-p", "d_model=
 @pytest.fixture(scope="module")
 def t2s_rows(tmp_path_factory):
     """``cfaug train t2s`` on 40 toy ASTE lines (and 40 unlabeled sentences), then ``cfaug augment`` of the
-    first six records, failed candidates kept."""
+    six records ``--limit 6`` takes (a seeded sample), failed candidates kept."""
     d = tmp_path_factory.mktemp("t2s")
     train = d / "train.txt"
     train.write_text("\n".join(_aste_lines(40, 0)) + "\n")

@@ -203,9 +203,13 @@ def test_keep_failed_also_writes_filtered_candidates(reviews, tmp_path):
     assert summary.counterfactuals_written == 2 and summary.without_reasons[SAME_WORDS] == 1
 
 
-def test_limit_takes_the_first_valid_rows(reviews, tmp_path):
+def test_limit_takes_a_seeded_sample_balanced_by_label(reviews, tmp_path):
+    # valid rows a (pos), b (neg), c (pos, raises), e (neg), f (pos): one of each label, in input order
     summary, rows = go(reviews, tmp_path, limit=2)
-    assert summary.items == 2 and [r["source_id"] for r in rows] == ["a", "b"]
+    assert summary.items == 2 and summary.items_failed == 1 and [r["source_id"] for r in rows] == ["b"]
+    assert summary.rows_taken == (f"2 of 5: a seeded sample balanced by label (seed 0); ids in "
+                                  f"{tmp_path / 'run' / 'rows_taken.json'}")
+    assert json.loads((tmp_path / "run" / "rows_taken.json").read_text())["ids"] == ["b", "c"]
 
 
 def test_rating_middle_labels_go_both_ways(tmp_path):
@@ -374,13 +378,13 @@ def test_a_relative_input_path_resumes_a_run_started_with_an_absolute_one(review
 
 
 def test_a_changed_limit_resumes_and_only_adds_items(reviews, tmp_path):
-    go(reviews, tmp_path, limit=2)
+    go(reviews, tmp_path, limit=2)  # b and c (see test_limit_takes_a_seeded_sample_balanced_by_label)
     WordSwap.calls = []
     summary, rows = go(reviews, tmp_path)
-    assert summary.items_resumed == 2 and {i for call in WordSwap.calls for i in call} == {"c", "e", "f"}
+    assert summary.items_resumed == 2 and {i for call in WordSwap.calls for i in call} == {"a", "e", "f"}
     WordSwap.calls = []
     summary, rows = go(reviews, tmp_path, limit=1)
-    assert WordSwap.calls == [] and summary.items == 1 and [r["source_id"] for r in rows] == ["a"]
+    assert WordSwap.calls == [] and summary.items == 1 and [r["source_id"] for r in rows] == ["b"]
 
 
 def test_items_finished_by_another_cfaug_build_are_named_when_reused(reviews, tmp_path, monkeypatch):

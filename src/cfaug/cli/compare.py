@@ -15,13 +15,15 @@ EPILOG = ("Writes into DIR: compare.json (what was asked), sample.jsonl (the row
           "model path; its reason is in the summary) and at least one finished, 2 a problem with the input or "
           "the options, found before any method ran (message, no traceback), 3 some method stopped early (LLM "
           "server unreachable, budget spent; rerun to resume), 4 some method failed (the summary gives the "
-          "reason), no method finished, or the report could not be written; 130 interrupted (rerun to resume).")
+          "reason), no method finished, or the report could not be written; 130 interrupted (Ctrl-C), 143 "
+          "stopped by SIGTERM (timeout, docker stop): rerun to resume.")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare", help="run several methods on the same rows and rank them in one report",
-        description="Run each method of --methods on the same rows of DATA (a stratified sample with --limit), "
+        description="Run each method of --methods on the same rows of DATA (with --limit, the sample cfaug augment "
+                    "--limit takes), "
                     "each into its own resumable run directory; score every output with one independent "
                     "judge and the metric suite of 'cfaug evaluate' (coverage, flip rate, edit rate, "
                     "similarity, fluency, diversity, time, LLM requests, tokens and cost); with --test, train "
@@ -36,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="folder of the comparison (made if missing); required, here or in --config")
     p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="compare on N rows sampled from DATA, stratified by label (seeded by --seed); methods "
+                   help="compare on N rows of DATA: a seeded sample balanced by label (--seed), the rows 'cfaug "
+                        "augment --limit N' takes with the same seed; methods "
                         "that train still train on all of DATA (or --train-data)")
     p.add_argument("--seed", type=int, default=None, help="seed of the sample, the methods, the judge and the "
                                                            "bootstrap (default 0)")
@@ -88,6 +91,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: What a --config file of ``cfaug compare`` may hold besides the run options and the LLM options
+CONFIG_KEYS = ("params", "methods", "output", "limit", "seed", "judge", "judge_labels", "judge_train",
+               "judge_model", "judge_text_col", "judge_label_col", "test", "challenge", "out_of_domain", "reference",
+               "dev", "classifier", "downstream_seeds", "budget", "encoder", "lm", "ngram_reference",
+               "no_embedding", "no_bertscore")
+#: Run options that mean nothing to a comparison (each method gets its own run directory and output)
+NOT_IN_CONFIG = ("run_dir", "output_format", "keep_failed", "model", "method")
+
+
 def _scoped_params(pairs: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``-p`` values: (shared, per method)."""
     from cfaug.cli.options import parse_params
@@ -107,12 +119,13 @@ def _scoped_params(pairs: list[str]) -> tuple[dict[str, Any], dict[str, dict[str
 def options_from_args(args: argparse.Namespace) -> Any:
     from cfaug.cli import CliError
     from cfaug.cli.llm_options import llm_params_from_args
-    from cfaug.cli.options import load_config_file, parse_params
+    from cfaug.cli.options import load_config_file, parse_params, run_config_keys
     from cfaug.cli.run_options import run_options_from
     from cfaug.compare.pipeline import CompareOptions, _named
     from cfaug.config import ConfigError
 
-    cfg = load_config_file(args.config) if args.config else {}
+    known = run_config_keys(*CONFIG_KEYS, without=NOT_IN_CONFIG)
+    cfg = load_config_file(args.config, known) if args.config else {}
     run = run_options_from(args, cfg)
     for k in ("limit", "seed", "run_dir", "output_format", "keep_failed", "model", "method", "params"):
         run.pop(k, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import shlex
 import sys
@@ -16,9 +17,9 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run auto-cad on a packaged sample (offline)",
                        description="Make counterfactuals for 60 packaged IMDB reviews with the offline default "
-                                   "method (the reviews are copied to OUT/reviews.tsv), print a few of them (the most "
-                                   "confident first, then spread over the method's own confidence), write the HTML "
-                                   "report and say what to try next. Nothing is downloaded.")
+                                   "method (the reviews are copied to OUT/reviews.tsv), print a few typical ones "
+                                   "(at the quantiles of the method's own confidence: for three, its quartiles), "
+                                   "write the HTML report and say what to try next. Nothing is downloaded.")
     p.add_argument("--out", default="cfaug-demo", help="folder for the output, run directory and report "
                                                        "(default: cfaug-demo)")
     p.add_argument("--examples", type=int, default=3, help="how many examples to print (default 3)")
@@ -58,18 +59,25 @@ def confidence(row: dict[str, Any]) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+#: how the demo chooses the examples it prints, as it says it
+EXAMPLE_RULE = ("the rewrites at the quartiles of the confidence of the method's own judge ({judge}), neither the "
+                "most nor the least confident")
+
+
 def pick_examples(rows: Sequence[dict[str, Any]], n: int) -> list[tuple[int, dict[str, Any]]]:
-    """``n`` rows spread over their confidence: the most confident first, then evenly spaced ranks down to
-    the least confident. Each comes with its rank (1 = most confident); rows without a confidence rank last."""
+    """``n`` typical rows: ranked by confidence (most confident first; ties in input order), the rows at the
+    quantiles k/(n+1) of the ranking, k = 1..n (for 3: the quartiles; for 1: the median), so that neither
+    the most nor the least confident is shown. Rows without a confidence are left out while some row has
+    one. Each comes with its rank (1 = most confident)."""
     if n <= 0 or not rows:
         return []
-    order = sorted(range(len(rows)), key=lambda i: (confidence(rows[i]) is None, -(confidence(rows[i]) or 0.0), i))
-    if n >= len(rows):
-        ranks = list(range(len(rows)))
-    elif n == 1:
-        ranks = [0]
+    with_conf = [i for i in range(len(rows)) if confidence(rows[i]) is not None] or list(range(len(rows)))
+    order = sorted(with_conf, key=lambda i: (-(confidence(rows[i]) or 0.0), i))
+    m = len(order)
+    if n >= m:
+        ranks = list(range(m))
     else:
-        ranks = sorted({round(k * (len(rows) - 1) / (n - 1)) for k in range(n)})
+        ranks = sorted({math.floor(k / (n + 1) * (m - 1) + 0.5) for k in range(1, n + 1)})
     return [(r + 1, rows[order[r]]) for r in ranks]
 
 
@@ -166,10 +174,15 @@ def run(args: argparse.Namespace) -> int:
     chosen = pick_examples(rows, args.examples)
     judge = summary.own_judge or "its classifier"
     if len(chosen) == 1:
-        print(f"\nthe example of {len(rows)} that the method's own judge ({judge}) is most confident of:")
+        print(f"\na typical example of {len(rows)}: the rewrite at the median of the confidence of the method's "
+              f"own judge ({judge}):")
+    elif chosen and len(chosen) < len(rows):
+        rule = EXAMPLE_RULE.format(judge=judge)
+        if len(chosen) != 3:
+            rule = rule.replace("at the quartiles", "at evenly spaced quantiles")
+        print(f"\n{len(chosen)} typical examples of {len(rows)}: {rule}:")
     elif chosen:
-        print(f"\n{len(chosen)} examples of {len(rows)}, the most confident first, then spread over the "
-              f"confidence of the method's own judge ({judge}):")
+        print(f"\nall {len(rows)} examples, the most confident first:")
     for rank, row in chosen:
         print("\n" + describe_example(row, rank, len(rows)))
         print("  " + marked_excerpts(row["original_Text"], row["meta"]["edits"]))

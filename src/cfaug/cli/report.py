@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +29,5 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     if args.output == "-":
         return 0
-    print(out)
-    print(f"report written to {out}", file=sys.stderr)
+    print(out)  # the path, once, on standard output (for scripts)
     return 0

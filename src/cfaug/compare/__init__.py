@@ -4,7 +4,7 @@
 output=DIR, **options)``, runs the comparison and returns the summary as a pandas DataFrame (see
 :func:`cfaug.api.compare`). The modules:
 
-- :mod:`~cfaug.compare.sample`: the rows every method works on (a stratified sample with ``--limit``);
+- :mod:`~cfaug.compare.sample`: the rows every method works on (with ``--limit``, the sample ``cfaug augment --limit`` takes);
 - :mod:`~cfaug.compare.runs`: one resumable run directory per method, skipped with a reason when the method
   needs what was not given;
 - :mod:`~cfaug.compare.scoring`: one independent judge and the metric suite for every method, time and LLM

@@ -4,9 +4,14 @@ Each rate is a share of counted units: coverage and flipped coverage of the samp
 the counterfactuals. Its interval is the Wilson score interval (:func:`wilson_interval`), which stays
 inside [0, 1] and is sound for shares near 0 or 1 and for few units, where the normal approximation is not.
 
-A finished method whose interval of the ranked figure (flipped coverage; coverage without a judge)
-overlaps the leader's is marked ``tied_with_leader``: on these rows the data do not establish which of
-the two delivers more, so their order in the ranking is not a finding.
+Whether a finished method is told apart from the leader is a paired test on the rows they share
+(:func:`mark_ties`): for the ranked figure (flipped coverage; coverage without a judge), the rows where
+exactly one of the two succeeded are counted (the leader alone, the method alone), and an exact McNemar
+test asks whether those discordant rows split evenly. A method with p of 0.05 or more is marked
+``tied_with_leader`` (≈ in the tables): on these rows the data do not establish which of the two delivers
+more, so their order in the ranking is not a finding. Two 95% intervals can overlap while the paired test
+tells the methods apart (rows where both succeed or both fail say nothing of the difference), which is why
+the test, not the overlap, decides.
 """
 
 from __future__ import annotations
@@ -55,29 +60,58 @@ def ranked_figure(entries: list[dict[str, Any]]) -> str:
     return "flipped_coverage" if any(e.get("flipped_coverage") is not None for e in ok) else "coverage"
 
 
-def mark_ties(ranked: list[dict[str, Any]]) -> str | None:
-    """Set ``tied_with_leader`` on every entry of ``ranked`` (in ranked order): for a finished method after
-    the first, whether its interval of the ranked figure overlaps the leader's; None for the leader and
-    the methods that did not finish. Returns the sentence that says so (None with fewer than two
-    finished methods)."""
+#: the level below which the paired test tells a method from the leader
+TIE_LEVEL = 0.05
+#: the paired test, as the summary names it
+PAIRED_TEST = "exact McNemar"
+
+
+def paired_test(leader_rows: set[str], rows: set[str]) -> dict[str, Any]:
+    """The exact McNemar test of two methods on the same rows, from the rows where each succeeded: the
+    discordant counts (``leader_only``, ``only_this``) and the two-sided ``p``."""
+    from cfaug.compare.downstream import mcnemar_exact
+
+    b, c = len(leader_rows - rows), len(rows - leader_rows)
+    return {"test": PAIRED_TEST, "leader_only": b, "only_this": c, "p": mcnemar_exact(b, c)}
+
+
+def mark_ties(ranked: list[dict[str, Any]], outcomes: dict[str, dict[str, set[str]]] | None = None) -> str | None:
+    """Set ``tied_with_leader`` and ``vs_leader`` on every entry of ``ranked`` (in ranked order). ``outcomes``:
+    per method, per figure (``flipped_coverage``, ``coverage``), the ids of the sampled rows where it succeeded
+    (a counterfactual the judge gives its target; any counterfactual). For a finished method after the first
+    with outcomes, ``vs_leader`` holds the paired test of the ranked figure against the leader
+    (:func:`paired_test`) and ``tied_with_leader`` whether its p is :data:`TIE_LEVEL` or more; None for the
+    leader, for the methods that did not finish and where the outcomes are missing. Returns the sentence that
+    says so (None when no method was tested)."""
     figure = ranked_figure(ranked)
     ok = [e for e in ranked if e.get("status") == "ok"]
     for e in ranked:
         e["tied_with_leader"] = None
-    if len(ok) < 2:
+        e["vs_leader"] = None
+    outcomes = outcomes or {}
+    if len(ok) < 2 or figure not in outcomes.get(ok[0]["method"], {}):
         return None
     leader = ok[0]
-    lead = leader.get(f"{figure}_ci")
-    tied = []
+    lead_rows = set(outcomes[leader["method"]][figure])
+    tied, tested = [], 0
     for e in ok[1:]:
-        ci = e.get(f"{figure}_ci")
-        e["tied_with_leader"] = bool(lead and ci and ci[1] >= lead[0] and ci[0] <= lead[1])
+        rows = (outcomes.get(e["method"]) or {}).get(figure)
+        if rows is None:
+            continue
+        tested += 1
+        e["vs_leader"] = {"figure": figure, **paired_test(lead_rows, set(rows))}
+        e["tied_with_leader"] = e["vs_leader"]["p"] >= TIE_LEVEL
         if e["tied_with_leader"]:
-            tied.append(e["method"])
+            tied.append(f"{e['method']} (p {e['vs_leader']['p']:.2f})")
+    if not tested:
+        return None
     name = figure.replace("_", " ")
+    done = "flipped" if figure == "flipped_coverage" else "covered"
+    how = f"a paired test ({PAIRED_TEST}, over the rows only one of the two {done})"
     if not tied:
-        return (f"No method's {name} 95% interval overlaps the leader's ({leader['method']}): its lead is more "
-                "than these rows' noise.")
-    return (f"≈ marks {', '.join(tied)}: {'its' if len(tied) == 1 else 'their'} {name} 95% interval overlaps the "
-            f"leader's ({leader['method']}), so these rows do not tell {'it' if len(tied) == 1 else 'them'} "
-            "apart from the leader.")
+        return (f"On the same rows, {how} tells every other method's {name} from the leader's ({leader['method']}) "
+                f"at the {TIE_LEVEL:.0%} level.")
+    one = len(tied) == 1
+    return (f"≈ marks {', '.join(tied)}: on the same rows, {how} does not tell {'its' if one else 'their'} {name} "
+            f"from the leader's ({leader['method']}) at the {TIE_LEVEL:.0%} level, so {'its' if one else 'their'} "
+            "place below the leader is not a finding of these rows.")

@@ -115,6 +115,15 @@ def check(opts: CompareOptions) -> None:
         raise ConfigError(f"--limit must be at least 1, got {opts.limit}")
     if opts.downstream_seeds < 1:
         raise ConfigError(f"--downstream-seeds must be at least 1, got {opts.downstream_seeds}")
+    from cfaug.run.options import MAX_SEED
+
+    if opts.seed < 0:
+        raise ConfigError(f"--seed: {opts.seed} is below the minimum 0")
+    if opts.seed > MAX_SEED:
+        raise ConfigError(f"--seed: {opts.seed} is above the maximum {MAX_SEED}")
+    if opts.seed + opts.downstream_seeds - 1 > MAX_SEED:  # (the downstream seeds are --seed, --seed+1, ...)
+        raise ConfigError(f"--seed {opts.seed} leaves no room for --downstream-seeds {opts.downstream_seeds}: the "
+                          f"last one would be above the maximum seed {MAX_SEED}")
     if opts.budget is not None and opts.budget < 0:
         raise ConfigError(f"--budget must not be negative, got {opts.budget}")
     if opts.judge_model not in ("logreg", "svm"):
@@ -211,7 +220,7 @@ def _run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | N
         without_counterfactual,
     )
     from cfaug.compare.sample import read_input, write_sample
-    from cfaug.compare.scoring import DEFINITIONS, JudgeSpec, score_methods
+    from cfaug.compare.scoring import DEFINITIONS, JudgeSpec, row_outcomes, score_methods
     from cfaug.compare.summary import build_summary, write_summary
     from cfaug.data.fingerprint import hash_source
     from cfaug.evaluate.suite import EvaluationConfig
@@ -255,11 +264,11 @@ def _run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | N
 
         first = dataset.rejects[0].message() if dataset.rejects else ""
         raise DataError(f"{data_path}: no usable rows; all {dataset.rows_read} were rejected (first: {first})")
-    sample = write_sample(data_path, dataset, out_dir, opts.limit, opts.seed, fmt=ro.input_format)
+    sample = write_sample(data_path, dataset, out_dir, opts.limit, opts.seed, fmt=ro.input_format,
+                          balanced=bool(task.label_space.labels))
     sample_sha = hash_source(sample.path)
     data_sha = hash_source(data_path)
-    log(f"{len(sample.records)} rows" + (f" sampled (stratified by label, seed {opts.seed})" if sample.stratified
-                                         else "") + f" from {data_path}: {sample.path}")
+    log(f"rows taken {sample.rows_taken} from {data_path}: {sample.path}")
     judge = JudgeSpec(path=opts.judge, labels=opts.judge_labels, train_data=opts.judge_train, model=opts.judge_model,
                       text_col=opts.judge_text_col, label_col=opts.judge_label_col, seed=opts.seed)
     tests = ([("test", opts.test, "in-domain")] if opts.test else []) + \
@@ -293,7 +302,7 @@ def _run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | N
     train_sha = None
     if ro.train_data:
         train_sha = hash_source(ro.train_data)
-    elif sample.stratified and not ro.input_format:
+    elif sample.sampled and not ro.input_format:
         run_base["train_data"] = str(Path(data_path).resolve())  # as augment's --limit: training is not limited
         train_sha = data_sha
     runs = []
@@ -367,7 +376,8 @@ def _run_compare(data: Any, opts: CompareOptions, log: Callable[[str], None] | N
         ds_summary["warnings"] = downstream.get("warnings") or []
         ds_summary["file"] = "downstream.json"
     evaluation_info = {"settings": dataclasses.asdict(evaluation), "definitions": DEFINITIONS}
-    summary = build_summary(entries, references, judge_info, data_info, ds_summary, evaluation_info)
+    outcomes = {name: rows for name in scores if (rows := row_outcomes(out_dir, name)) is not None}
+    summary = build_summary(entries, references, judge_info, data_info, ds_summary, evaluation_info, outcomes)
     summary["seconds"] = round(time.perf_counter() - start, 2)
     j, m = write_summary(out_dir, summary)
     files = {"summary": str(j), "table": str(m), "compare": str(out_dir / COMPARE_FILE),

@@ -329,6 +329,7 @@ def _ranking(methods: list[dict[str, Any]], colours: dict[str, str]) -> list[dic
             "reason": m.get("reason") or "", "colour": colours.get(m.get("method", ""), ""),
             "rows": _int(m.get("rows")), "counterfactuals": _int(m.get("counterfactuals")),
             "tied": bool(m.get("tied_with_leader")),
+            "vs_leader_p": _vs_leader_p(m.get("vs_leader")),
             "coverage": _pct(m.get("coverage")), "coverage_ci": _ci(m.get("coverage_ci")),
             "flipped_coverage": _pct(m.get("flipped_coverage")),
             "flipped_coverage_ci": _ci(m.get("flipped_coverage_ci")),
@@ -338,6 +339,14 @@ def _ranking(methods: list[dict[str, Any]], colours: dict[str, str]) -> list[dic
             "diversity": _dec(m.get("diversity")), "seconds": _seconds(m.get("seconds")),
             "llm": _llm(m.get("llm")), "run_dir": m.get("run_dir") or ""})
     return rows
+
+
+def _vs_leader_p(v: Any) -> str:
+    """The p of the paired test against the leader, e.g. ``0.12`` (``<0.001`` below that); empty without one."""
+    p = v.get("p") if isinstance(v, dict) else None
+    if not _num(p):
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
 
 
 def _fluency_name(methods: list[dict[str, Any]]) -> str:
@@ -535,12 +544,13 @@ def build_report(out_dir: str | os.PathLike[str], examples: int = EXAMPLES, seed
     env.filters["with_breaks"] = with_breaks
     css = (EVALUATE_ASSETS / "report.css").read_text(encoding="utf-8") + (ASSETS / "compare.css").read_text(
         encoding="utf-8")
-    from cfaug.compare.summary import none_counts
+    from cfaug.compare.summary import none_counts, reason_note
 
     return env.get_template("compare.html.j2").render(
         ranking=ranking, by_status=by_status, ranking_rule=summary.get("ranking_rule") or "",
         ranking_note=summary.get("ranking_note") or "",
-        without=[{"method": m, "count": n, "reasons": r} for m, n, r in none_counts(summary)],
+        without=[{"method": m, "count": n, "reasons": [reason_note(g) for g in groups]}
+                 for m, n, groups in none_counts(summary)],
         fluency_name=_fluency_name(methods), tradeoff=tradeoff, downstream=downstream, cost=cost,
         examples=_examples(path, methods, colours, examples, seed),
         data=_kv(data), judge=_kv(summary.get("judge")), asked=_kv(asked),

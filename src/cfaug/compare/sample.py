@@ -1,5 +1,6 @@
-"""The rows every method of a comparison works on: the input's valid rows, or with ``--limit`` a seeded
-sample stratified by label, written to ``DIR/sample.jsonl`` in the input's own columns.
+"""The rows every method of a comparison works on: the input's valid rows, or with ``--limit`` the sample
+``cfaug augment --limit`` takes from the same file with the same seed (:mod:`cfaug.data.sampling`: seeded,
+balanced by label), written to ``DIR/sample.jsonl`` in the input's own columns.
 
 Ids stay those of the input: a sampled row keeps its id column, and an input without one gets an ``id``
 column holding the row number the input gives it (what ``cfaug augment`` on the whole input would use),
@@ -9,7 +10,6 @@ so ``source_id`` in every method's output names the same row of the input.
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,43 +35,15 @@ class Sample:
     rows_read: int
     rows_rejected: int
     label_counts: dict[str, int] = field(default_factory=dict)
-    stratified: bool = False
+    #: whether ``--limit`` left rows out
+    sampled: bool = False
+    #: which rows were taken, e.g. ``20 of 60: a seeded sample balanced by label (seed 0)``
+    rows_taken: str = ""
 
     def describe(self) -> dict[str, Any]:
         return {"sample": str(self.path.name), "rows": len(self.records), "rows_valid": self.rows_valid,
                 "rows_read": self.rows_read, "rows_rejected": self.rows_rejected, "labels": self.label_counts,
-                "stratified": self.stratified}
-
-
-def stratified_indices(labels: list[str], limit: int | None, seed: int) -> list[int]:
-    """Positions of a sample of ``limit`` rows with each label's share kept (largest remainders; at least
-    one row per label when ``limit`` allows), drawn with ``random.Random(seed)``; sorted, so the sample keeps
-    the input order. All positions when ``limit`` is None or not below the number of rows."""
-    n = len(labels)
-    if limit is None or limit >= n:
-        return list(range(n))
-    by_label: dict[str, list[int]] = {}
-    for i, y in enumerate(labels):
-        by_label.setdefault(y, []).append(i)
-    order = sorted(by_label)
-    quota = {y: limit * len(by_label[y]) / n for y in order}
-    take = {y: int(quota[y]) for y in order}
-    if limit >= len(order):  # every label present in the sample when it can be
-        for y in order:
-            take[y] = max(take[y], 1)
-    while sum(take.values()) > limit:  # the minimum of one may have overshot: trim the largest
-        y = max(order, key=lambda k: (take[k] - quota[k], take[k]))
-        take[y] -= 1
-    for y in sorted(order, key=lambda k: (-(quota[k] - take[k]), k)):
-        if sum(take.values()) >= limit:
-            break
-        if take[y] < len(by_label[y]):
-            take[y] += 1
-    rng = random.Random(seed)
-    chosen: list[int] = []
-    for y in order:
-        chosen += rng.sample(by_label[y], take[y])
-    return sorted(chosen)
+                "sampled": self.sampled, "rows_taken": self.rows_taken}
 
 
 def read_input(source: Any, task: Task, schema: Schema, *, fmt: str | None = None, max_chars: int | None = None
@@ -82,12 +54,15 @@ def read_input(source: Any, task: Task, schema: Schema, *, fmt: str | None = Non
 
 
 def write_sample(source: str | Path, data: Dataset, out_dir: Path, limit: int | None, seed: int,
-                 fmt: str | None = None) -> Sample:
-    """Choose the rows (see :func:`stratified_indices`) and write them to ``out_dir/sample.jsonl``."""
+                 fmt: str | None = None, balanced: bool = True) -> Sample:
+    """Choose the rows as ``cfaug augment --limit`` does (:func:`cfaug.data.sampling.sample_positions`;
+    ``balanced``: whether the task's labels form a fixed set to balance) and write them to
+    ``out_dir/sample.jsonl``."""
     from cfaug.data.io.cells import _cell_text
+    from cfaug.data.sampling import describe_taken, sample_positions
 
     records = data.records
-    idx = stratified_indices([str(r.label) for r in records], limit, seed)
+    idx = sample_positions([r.id for r in records], [r.label for r in records] if balanced else None, limit, seed)
     chosen = [records[i] for i in idx]
     _, _, it = open_rows(source, fmt)
     raw: dict[str, dict[str, Any]] = {}
@@ -110,7 +85,8 @@ def write_sample(source: str | Path, data: Dataset, out_dir: Path, limit: int | 
     for r in chosen:
         counts[str(r.label)] = counts.get(str(r.label), 0) + 1
     return Sample(chosen, path, len(records), data.rows_read, len(data.rejects), dict(sorted(counts.items())),
-                  stratified=len(chosen) < len(records))
+                  sampled=len(chosen) < len(records),
+                  rows_taken=describe_taken(len(chosen), len(records), seed, balanced))
 
 
 def _plain(value: Any) -> Any:

@@ -275,8 +275,10 @@ def _method_result(name: str, key: str, pairs: list[CounterfactualPair], predict
             break
     ms.diversity = _value(metrics, "distinct_2")
     ms.h = _value(metrics, "h")
+    flipped_rows = sorted({j["source_id"] for j in judgements if j["flipped"]}) if predicted is not None else None
     extras = {"key": key, "method": name, "judge": judge_info, **ms.figures(),
-              "definitions": DEFINITIONS, "judgements": judgements}
+              "definitions": DEFINITIONS, "judgements": judgements,
+              "covered_rows": sorted(covered), "flipped_rows": flipped_rows}
     saved = {k: v for k, v in result.items() if k != "groups"}
     saved.update({"pairs_read": len(pairs), "pairs_scored": len(pairs), "groups": {name: group}, "compare": extras})
     return ms, saved
@@ -295,6 +297,29 @@ DEFINITIONS = {
                "lower reads more like the reference text",
     "diversity": "distinct-2 over the method's counterfactuals (higher: more varied)",
 }
+
+
+def row_outcomes(out_dir: Path, name: str) -> dict[str, set[str]] | None:
+    """The sampled rows a scored method succeeded on, per figure of the ranking, from
+    ``scores/<name>.json``: ``coverage`` (rows with a counterfactual) and, with a judge,
+    ``flipped_coverage`` (rows with one the judge gives its target label); None without a scores file."""
+    saved = _read(out_dir / SCORES / f"{name}.json")
+    extras = (saved or {}).get("compare")
+    if not isinstance(extras, dict):
+        return None
+    judgements = [j for j in extras.get("judgements") or [] if isinstance(j, dict)]
+    out: dict[str, set[str]] = {}
+    covered = extras.get("covered_rows")
+    if isinstance(covered, list):
+        out["coverage"] = {str(i) for i in covered}
+    elif judgements or extras.get("counterfactuals") == 0:  # (scores written before the rows were kept)
+        out["coverage"] = {str(j["source_id"]) for j in judgements}
+    flipped = extras.get("flipped_rows")
+    if isinstance(flipped, list):
+        out["flipped_coverage"] = {str(i) for i in flipped}
+    elif judgements:
+        out["flipped_coverage"] = {str(j["source_id"]) for j in judgements if j.get("flipped")}
+    return out
 
 
 def _value(metrics: dict[str, Any], name: str) -> float | None:

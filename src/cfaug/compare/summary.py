@@ -9,9 +9,10 @@ failed, then those skipped, follow in the order asked; downstream gains are show
 used for it (their intervals tell whether a difference is more than noise).
 
 Every rate has its 95% Wilson interval beside it (``coverage_ci``, ``flipped_coverage_ci``, ``flip_rate_ci``;
-:mod:`cfaug.compare.intervals`), and a finished method whose interval of the ranked figure overlaps the
-leader's is marked ``tied_with_leader`` (≈ in the tables), with one sentence (``ranking_note``) above the
-table that says which.
+:mod:`cfaug.compare.intervals`), and a finished method that a paired test on the shared rows (exact McNemar
+on the rows only one of the two succeeded on, ``vs_leader``) does not tell from the leader at the 5% level
+is marked ``tied_with_leader`` (≈ in the tables), with one sentence (``ranking_note``) above the table that
+says which.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cfaug.compare.intervals import add_intervals, mark_ties
+from cfaug.run.summary import VARIES, ReasonGroup, group_reasons
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -68,10 +70,13 @@ def write_summary(out_dir: Path, summary: dict[str, Any]) -> tuple[Path, Path]:
 
 
 def build_summary(entries: list[dict[str, Any]], references: list[dict[str, Any]], judge: dict[str, Any],
-                  data: dict[str, Any], downstream: dict[str, Any] | None, evaluation: dict[str, Any]
-                  ) -> dict[str, Any]:
+                  data: dict[str, Any], downstream: dict[str, Any] | None, evaluation: dict[str, Any],
+                  outcomes: dict[str, dict[str, set[str]]] | None = None) -> dict[str, Any]:
+    """The summary of a comparison: the method ``entries`` ranked (:func:`rank`) with their intervals, the
+    paired test of each against the leader (``outcomes``: per method and figure, the rows it succeeded on;
+    :func:`cfaug.compare.intervals.mark_ties`), then the ``references``, and what was compared."""
     ranked = rank([add_intervals(e) for e in entries])
-    note = mark_ties(ranked)
+    note = mark_ties(ranked, outcomes)
     return {
         "version": SUMMARY_VERSION,
         "methods": ranked + references,
@@ -148,22 +153,29 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def none_counts(summary: dict[str, Any]) -> list[tuple[str, int, list[tuple[str, int]]]]:
-    """(method, items with no counterfactual, [(reason, items)...] most frequent first) for every method
-    with such items; the reasons add up to the count."""
+def none_counts(summary: dict[str, Any]) -> list[tuple[str, int, list[ReasonGroup]]]:
+    """(method, items with no counterfactual, their reasons grouped by kind, the kinds with most items
+    first: :func:`cfaug.run.summary.group_reasons`) for every method with such items; the groups add up to
+    the count. Every reason in full stays in the entry's ``without_reasons``."""
     out = []
     for e in summary["methods"]:
         n = e.get("items_without_counterfactual")
         if n:
-            reasons = sorted((e.get("without_reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
-            out.append((str(e["method"]), int(n), reasons))
+            out.append((str(e["method"]), int(n), group_reasons(e.get("without_reasons") or {})))
     return out
 
 
+def reason_note(group: ReasonGroup) -> str:
+    """One kind of reason with its count and two examples of what varies, e.g. ``the classifier gives the
+    source label … (24; e.g. … = 0.03; 0.26)``."""
+    examples = group.examples()
+    return f"{group.label} ({group.count}" + (f"; e.g. {VARIES} = {'; '.join(examples)}" if examples else "") + ")"
+
+
 def none_notes(summary: dict[str, Any]) -> list[str]:
-    """One line per method with items that got no counterfactual: how many, and why."""
+    """One line per method with items that got no counterfactual: how many, and why (by kind)."""
     return [f"- **{m}**: {n} item{'s' if n != 1 else ''} with no counterfactual: "
-            + "; ".join(f"{r} ({k})" for r, k in reasons) for m, n, reasons in none_counts(summary)]
+            + "; ".join(reason_note(g) for g in groups) for m, n, groups in none_counts(summary)]
 
 
 def downstream_lines(ds: dict[str, Any]) -> list[str]:
@@ -194,13 +206,17 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     lines.append("")
     notes = [f"- **{e['method']}** {e['status']}: {e['reason']}" for e in summary["methods"] if e.get("reason")]
-    notes += none_notes(summary)
+    without = none_notes(summary)
+    notes += without
     if notes:
         lines += notes + [""]
+    if without:
+        lines += ["Reasons that differ only in a number or a quoted word are counted as one kind; each reason in "
+                  "full is in summary.json (`without_reasons`) and in each method's run directory.", ""]
     judge = summary.get("judge") or {}
     data = summary.get("data") or {}
-    lines.append(f"Rows: {data.get('rows')} sampled from {data.get('path')}"
-                 + (" (stratified by label)" if data.get("stratified") else "") + ".")
+    lines.append(f"Rows: {data.get('rows_taken') or data.get('rows')} from {data.get('path')}"
+                 + (f" (ids in {data['sample']})" if data.get("sample") else "") + ".")
     lines.append(f"Judge: {judge.get('kind', 'none')}" + (f" ({judge['judge']})" if judge.get("judge") else "")
                  + (f"; {judge['note']}" if judge.get("note") else "") + ".")
     ds = summary.get("downstream")
@@ -212,6 +228,9 @@ def markdown(summary: dict[str, Any]) -> str:
         lines += downstream_lines(ds) + [""]
     lines.append("Rates: % with a 95% Wilson interval over the sampled rows (coverage, flipped coverage) or the "
                  "counterfactuals (flip rate).")
+    lines.append("≈: on the same rows, a paired test of the ranked figure (exact McNemar, over the rows where only "
+                 "one of the two succeeded) does not tell the method from the leader at the 5% level (`vs_leader` "
+                 "in summary.json).")
     lines.append(f"Ranking: {summary['ranking_rule']}")
     return "\n".join(lines)
 

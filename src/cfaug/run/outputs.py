@@ -67,7 +67,7 @@ __all__ = [
 RUN_DIR_FILES = (
     "config.json", "manifest.json", RunDir.RESULTS, "rejects.jsonl", "summary.json", RunDir.LOCK, USAGE_FILE,
     STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm", STORE_FILE + "-journal",
-    "metrics.json", "judgements.jsonl", "report.html",
+    "metrics.json", "judgements.jsonl", "report.html", "rows_taken.json",
 )
 
 PathLike = str | os.PathLike[str]

@@ -60,6 +60,8 @@ __all__ = ["OutputError", "Plan", "RunSummary", "Runner", "make_schema", "make_t
 
 #: rejected rows named in the log; the rest are counted (all are in rejects.jsonl)
 REJECTS_LOGGED = 20
+#: the run directory's list of the rows ``--limit`` took (written only when it left rows out)
+ROWS_TAKEN = "rows_taken.json"
 
 
 @dataclass
@@ -139,6 +141,7 @@ class Runner:
         self.facts: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
         self.stop_reason: str | None = None
+        self.taken = ""  #: which rows ``--limit`` took, as the summary says it (empty: all of them)
 
     # -- 0. check where results go ---------------------------------------------------------------------
     def check_locations(self) -> None:
@@ -202,12 +205,33 @@ class Runner:
     # -- 2. plan ---------------------------------------------------------------------------------------
     def plan(self, data: Dataset) -> Plan:
         o = self.options
-        records = data.records[: o.limit] if o.limit else data.records
+        records = self.take(data.records)
         items = [WorkItem(r, t) for r in records for t in self.task.targets(r)]
         done = self.rd.finished()
         pending = [it for it in items if it.key not in done
                    or (o.retry_failed and done[it.key].get("status") == "error")]
         return Plan(records, items, pending, done)
+
+    def take(self, records: list[Record]) -> list[Record]:
+        """The records ``--limit`` takes (:mod:`cfaug.data.sampling`: a seeded sample balanced by label, in
+        input order; all of them without a limit). A limited run writes their ids to ``rows_taken.json`` in the
+        run directory, and says so in :attr:`taken`."""
+        from cfaug.data.sampling import describe_taken, sample_positions
+
+        o = self.options
+        balanced = bool(self.task.label_space.labels)
+        positions = sample_positions([r.id for r in records], [r.label for r in records] if balanced else None,
+                                     o.limit, o.seed)
+        chosen = [records[i] for i in positions]
+        self.taken = ""
+        if len(chosen) < len(records):
+            rule = describe_taken(len(chosen), len(records), o.seed, balanced)
+            self.taken = f"{rule}; ids in {self.rd.path / ROWS_TAKEN}"
+            self.rd.write_json(ROWS_TAKEN, {"rule": rule, "limit": o.limit, "seed": o.seed, "of": len(records),
+                                            "ids": [r.id for r in chosen]})
+        else:
+            (self.rd.path / ROWS_TAKEN).unlink(missing_ok=True)
+        return chosen
 
     # -- 3. execute ------------------------------------------------------------------------------------
     def execute(self, data: Dataset, plan: Plan, manifest: dict[str, Any]) -> None:
@@ -288,6 +312,7 @@ class Runner:
         summary.rows_read = data.rows_read
         summary.input_columns = data.schema.describe()
         summary.rows_rejected = len(data.rejects)
+        summary.rows_taken = self.taken
         summary.items_resumed = len(plan.items) - len(plan.pending)
         summary.run_dir = str(self.rd.path)
         summary.rejects_file = str(self.rd.path / "rejects.jsonl")
@@ -376,10 +401,7 @@ class Runner:
         path = self.rd.path / "manifest.json"
         if not plan.done or not path.exists():
             return []
-        try:
-            previous = self.rd.read_json("manifest.json")
-        except ValueError:
-            return []
+        previous = self.rd.read_json("manifest.json")  # (a damaged manifest: RunDirError, naming it)
         earlier = [v for v in previous.get("earlier_versions") or [] if isinstance(v, dict)]
         last = previous.get("versions")
         if isinstance(last, dict) and _build(last) != _build(built) and last not in earlier:

@@ -3,6 +3,7 @@ and in the manifest) and the collect step that turns finished result lines into 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,9 @@ class RunSummary:
 
     rows_read: int = 0
     rows_rejected: int = 0
+    #: which rows ``--limit`` took, e.g. ``20 of 60: a seeded sample balanced by label (seed 0); ids in
+    #: RUN_DIR/rows_taken.json``; empty when every valid row was taken
+    rows_taken: str = ""
     items: int = 0
     items_resumed: int = 0
     #: the other cfaug builds (``cfaug 0.1.0 (code sha256:...)``) that made reused items; [] when this build
@@ -55,6 +59,7 @@ class RunSummary:
             f"rows read              {self.rows_read}",
             *([f"columns used           {self.input_columns}"] if self.input_columns else []),
             f"rows rejected          {self.rows_rejected}" + (f"  (see {self.rejects_file})" if self.rows_rejected else ""),
+            *([f"rows taken             {self.rows_taken}"] if self.rows_taken else []),
             f"work items             {self.items}" + (f"  ({self.items_resumed} already done"
                                                           + (f", by {'; '.join(self.resumed_from)}"
                                                              if self.resumed_from else "") + ")"
@@ -63,8 +68,14 @@ class RunSummary:
             f"filtered out           {self.candidates_filtered_out}",
             f"items with none        {self.items_without_counterfactual}",
         ]
-        for reason, n in sorted(self.without_reasons.items(), key=lambda kv: -kv[1]):
-            out.append(f"  {n:>5}  {reason}")
+        groups = group_reasons(self.without_reasons)
+        for g in groups[:REASON_GROUPS_SHOWN]:
+            out.append(f"  {g.count:>5}  {g.describe()}")
+        rest = groups[REASON_GROUPS_SHOWN:]
+        if rest:
+            out.append(f"  {sum(g.count for g in rest):>5}  other reasons, of {len(rest)} more kinds")
+        if rest or any(len(g.reasons) > 1 for g in groups):
+            out.append("         (each reason in full: summary.json in the run directory)")
         if self.items_failed:
             first = f"first: {_shorten(self.first_error)}; " if self.first_error else ""
             out.append(f"items failed           {self.items_failed}  ({first}errors in results.jsonl)")
@@ -155,6 +166,69 @@ def why_none(line: dict[str, Any]) -> str:
 
     return str(line.get("reason") or no_counterfactual_reason([row.get("meta") for row in line.get("counterfactuals")
                                                                or []]))
+
+
+#: kinds of reasons listed one by one in the summary; the rest are counted on one line
+REASON_GROUPS_SHOWN = 8
+#: what stands for a part that varies between reasons of one kind (a number, a quoted word)
+VARIES = "\u2026"
+#: the parts of a reason that vary between items: a quoted span, or a number (with a sign, decimals, %)
+_VARYING = re.compile(r"""(?P<q>(?<!\w)'[^'\n]*'(?!\w)|"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u2018[^\u2019\n]*\u2019)"""
+                      r"|(?P<n>(?<![\w.])[-+]?\d+(?:[.,]\d+)*%?(?!\w))")
+
+
+def reason_kind(reason: str) -> tuple[str, list[str]]:
+    """The kind of a reason for "no counterfactual" and the parts that made it differ: every quoted span
+    and every number replaced by :data:`VARIES` (quotes kept), e.g. ``the classifier gives the source
+    label 0.07`` -> (``the classifier gives the source label \u2026``, ``["0.07"]``). Reasons that differ
+    only in such parts have one kind."""
+    values: list[str] = []
+
+    def placeholder(m: re.Match[str]) -> str:
+        values.append(m.group(0))
+        return f"{m.group('q')[0]}{VARIES}{m.group('q')[-1]}" if m.group("q") else VARIES
+
+    return _VARYING.sub(placeholder, reason), values
+
+
+@dataclass
+class ReasonGroup:
+    """The reasons of one kind (:func:`reason_kind`): how many items gave them, and each reason with its
+    count (most frequent first)."""
+
+    kind: str
+    count: int
+    reasons: dict[str, int]
+
+    @property
+    def label(self) -> str:
+        """The reason itself when all items gave the same one, else the kind."""
+        return next(iter(self.reasons)) if len(self.reasons) == 1 else self.kind
+
+    def examples(self) -> list[str]:
+        """What filled the varying parts (joined by ", ") of two reasons: the most frequent one and the last
+        (the least frequent; by text on a tie), so the two show a spread; [] when all items gave the same
+        reason."""
+        if len(self.reasons) == 1:
+            return []
+        texts = list(self.reasons)
+        return [", ".join(reason_kind(r)[1]) for r in (texts[0], texts[-1])]
+
+    def describe(self) -> str:
+        """The label with two examples of what varies, e.g. ``the classifier gives the source label \u2026
+        (e.g. \u2026 = 0.07; 0.41)``."""
+        ex = self.examples()
+        return self.label + (f"  (e.g. {VARIES} = {'; '.join(ex)})" if ex else "")
+
+
+def group_reasons(reasons: dict[str, int]) -> list[ReasonGroup]:
+    """``reasons`` (reason -> items) grouped by kind (:func:`reason_kind`), the kinds with most items first
+    (ties by kind); the counts of the groups add up to those of ``reasons``."""
+    by_kind: dict[str, dict[str, int]] = {}
+    for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+        by_kind.setdefault(reason_kind(reason)[0], {})[reason] = n
+    groups = [ReasonGroup(kind, sum(texts.values()), texts) for kind, texts in by_kind.items()]
+    return sorted(groups, key=lambda g: (-g.count, g.kind))
 
 
 def _shorten(text: str, limit: int = 160) -> str:

@@ -417,7 +417,9 @@ def test_an_item_without_anything_to_flip_says_why(default_method, default_artif
     # the words C weighs were searched too: the reason says so, with C's reading of the whole text
     assert re.fullmatch(r"no opinion word, negation, promise or rating of the source polarity, nor an adjective or "
                         r"adverb the classifier weighs toward it \(the classifier gives the source label "
-                        r"[01]\.\d\d for the whole text: its label rests on facts or context\)", res.reason), res.reason
+                        r"(only )?[01]\.\d\d for the whole text[:,] .*\)", res.reason), res.reason
+    prob = float(re.search(r"source label (?:only )?([01]\.\d\d)", res.reason).group(1))
+    assert ("rests on facts or context" in res.reason) == (prob >= 0.5), res.reason
     lexicon_only = with_config(m, default_artifacts, task, causal_terms="lexicon")
     [res] = lexicon_only.generate([item], task)
     assert res.reason == "no opinion word, negation or rating of the source polarity"
@@ -589,3 +591,14 @@ def test_an_edit_that_changes_only_case_or_spacing_makes_no_candidate(default_me
         results = judge_rewrites(m.classifier, [item], docs, [(0, "rep-ct", edits, [term], {})], m.config,
                                  m.filters, m.proposer.name)
         assert len(results[0]) == made
+
+
+def test_the_reason_for_no_term_agrees_with_the_classifiers_reading():
+    """The label "rests on facts or context" only where the classifier reads the source label in the text;
+    where it gives that label a low probability, the reason says it does not read it."""
+    from cfaug.methods.auto_cad.method import unweighed_reason
+
+    low, high = unweighed_reason(0.07), unweighed_reason(0.81)
+    assert "rests on facts or context" not in low and "only 0.07" in low and "does not read that label" in low
+    assert "0.81" in high and "rests on facts or context" in high
+    assert unweighed_reason(0.5).endswith("rests on facts or context)")

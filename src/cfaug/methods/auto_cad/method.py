@@ -221,11 +221,22 @@ class AutoCAD(Method):
             return (f"its {topical} opinion word(s) of the source polarity are nouns or verbs the classifier does "
                     "not weigh, left alone as facts of the text (-p content_words=all edits them)")
         if not terms and source_prob is not None:
-            return ("no opinion word, negation, promise or rating of the source polarity, nor an adjective or "
-                    f"adverb the classifier weighs toward it (the classifier gives the source label "
-                    f"{source_prob:.2f} for the whole text: its label rests on facts or context)")
+            return unweighed_reason(source_prob)
         if not terms:
             return "no opinion word, negation or rating of the source polarity"
         if not any(t.importance > 0 for t in terms):
             return "no opinion word moves the classifier toward the source label"
         return "no replacement fits the opinion words (word class, lexicon)"
+
+
+def unweighed_reason(source_prob: float) -> str:
+    """Why an item has no causal term when the words the classifier C weighs were searched too, with C's
+    probability ``source_prob`` of the source label for the whole text: C reads the label (0.5 or more)
+    but from no word an edit could reverse, or C does not read it at all."""
+    head = ("no opinion word, negation, promise or rating of the source polarity, nor an adjective or adverb the "
+            "classifier weighs toward it")
+    if source_prob >= 0.5:
+        return (f"{head} (the classifier gives the source label {source_prob:.2f} for the whole text, from words "
+                "that are no opinion: its label rests on facts or context)")
+    return (f"{head} (the classifier gives the source label only {source_prob:.2f} for the whole text: it does not "
+            "read that label in these words either)")
