@@ -27,10 +27,16 @@ def params(tiny_mlm_dir):
     return {"mlm": str(tiny_mlm_dir), "min_similarity": 0}
 
 
+#: runs in this process: the method is loaded once for the module, where a pool of worker processes would
+#: load it again for every run (the engines have their own tests, tests/run/engines)
+IN_PROCESS = {"workers": 1}
+
+
 @pytest.fixture(scope="module")
 def from_dataset(rows, params, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("api") / "run"
-    out = cfaug.augment(datasets.Dataset.from_list(rows), method="auto-cad", params=params, seed=2, run_dir=run_dir)
+    out = cfaug.augment(datasets.Dataset.from_list(rows), method="auto-cad", params=params, seed=2, run_dir=run_dir,
+                        **IN_PROCESS)
     return out, run_dir
 
 
@@ -49,7 +55,7 @@ def test_augment_returns_a_dataset_with_the_output_contract(from_dataset, rows):
 def test_the_api_and_the_cli_give_the_same_rows(from_dataset, sentiment_tsv, tiny_mlm_dir, tmp_path, capsys):
     out, _ = from_dataset
     assert main(["augment", str(sentiment_tsv), "-o", str(tmp_path / "cli.jsonl"), "--mlm", str(tiny_mlm_dir),
-                 "-p", "min_similarity=0", "--seed", "2", "--no-progress"]) == 0
+                 "-p", "min_similarity=0", "--seed", "2", "--no-progress", "--workers", "1"]) == 0
     cli = [json.loads(x) for x in (tmp_path / "cli.jsonl").read_text(encoding="utf-8").splitlines()]
     api = [{**r, "meta": json.loads(r["meta"])} for r in out]
     assert api == cli
@@ -64,7 +70,7 @@ def test_the_run_directory_is_kept_when_named(from_dataset):
 @pytest.mark.parametrize("kind", ["list", "dataframe", "path"])
 def test_other_inputs(rows, params, sentiment_tsv, kind, from_dataset):
     data = {"list": rows, "dataframe": pd.DataFrame(rows), "path": str(sentiment_tsv)}[kind]
-    out = cfaug.augment(data, params=params, seed=2)  # no run_dir: a temporary one, removed afterwards
+    out = cfaug.augment(data, params=params, seed=2, **IN_PROCESS)  # no run_dir: a temporary one, removed afterwards
     assert out.to_list() == from_dataset[0].to_list()
 
 
@@ -72,7 +78,7 @@ def test_run_augment_options_mirror_the_flags(rows, params, tmp_path):
     summary, out_rows = run_augment(
         [{"key": r["id"], "body": r["Text"], "y": r["Sentiment"][:3].lower()} for r in rows],
         text_col="body", label_col="y", id_col="key", params={**params, "variants": "rep"}, limit=10,
-        keep_failed=True, run_dir=tmp_path / "run", output=tmp_path / "o.parquet", progress=False)
+        keep_failed=True, run_dir=tmp_path / "run", output=tmp_path / "o.parquet", progress=False, **IN_PROCESS)
     assert summary.items == 10 and summary.output == str(tmp_path / "o.parquet")
     table = pd.read_parquet(tmp_path / "o.parquet")
     assert list(table.columns)[:3] == ["body", "y", "source_id"] and len(table) == len(out_rows)
@@ -89,7 +95,7 @@ def test_errors_are_exceptions(rows, params):
 
 
 def test_nothing_to_write_still_gives_the_columns(rows, params):
-    out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0, "min_edits": 0}, seed=2)
+    out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0, "min_edits": 0}, seed=2, **IN_PROCESS)
     assert out.num_rows == 0
     assert out.column_names[:3] == ["Text", "Sentiment", "source_id"] and "meta" in out.column_names
 

@@ -65,6 +65,18 @@ TINY = dict(embedding_dim=24, char_dim=8, char_filters=16, hidden_size=24, pair_
             init_embeddings=None, frozen_vectors=None, contextual=None)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread_per_module():
+    """The tiny taggers here, the module-scoped one included, train several times faster on one thread than
+    on two contended ones (torch's worker threads spin while they wait); the setting is restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A tiny tagger fitted on 40 toy sentences (dev: the same sentences) and its facts."""

@@ -31,7 +31,9 @@ def reviews(tmp_path, sentiment_tsv):
 
 @pytest.fixture(scope="module")
 def fast(tiny_mlm_dir):
-    return ["--mlm", str(tiny_mlm_dir), "-p", "min_similarity=0", "--no-progress"]
+    """In this process (--workers 1): the method is loaded once for the whole module, where each run's pool of
+    worker processes would load it again (the engines have their own tests, tests/run/engines)."""
+    return ["--mlm", str(tiny_mlm_dir), "-p", "min_similarity=0", "--no-progress", "--workers", "1"]
 
 
 def augment(*args):
@@ -283,7 +285,9 @@ def test_bad_rows_are_skipped_counted_and_written_to_rejects(tmp_path, sentiment
         fh.write(b'x6,"' + b"long " * 210_000 + b'",Negative\n')         # row 46: a 1 MB text
         fh.write(b'x7,"Two lines,\nboth great and wonderful.",Positive\n')  # row 47: quoted newline (kept)
     capsys.readouterr()
-    assert augment(f, "-o", tmp_path / "o.jsonl", *fast) == 0
+    # C reads the 41 usable rows alone (no shipped background): what is checked here is the reading, and the
+    # rows read differ from every other run's, so C is trained again
+    assert augment(f, "-o", tmp_path / "o.jsonl", *fast, "-p", "classifier_background=none") == 0
     err = capsys.readouterr().err
     rejects = read_jsonl(tmp_path / "o.jsonl.run" / "rejects.jsonl")
     assert {r["row"]: r["problem"] for r in rejects} == {

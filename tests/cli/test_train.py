@@ -9,6 +9,11 @@ from contextlib import redirect_stderr, redirect_stdout
 from cfaug.cli import main
 
 
+#: augment runs in this process: the method is loaded once, where a pool of worker processes would load it
+#: again in each worker (the engines have their own tests, tests/run/engines)
+IN_PROCESS = ("--workers", "1")
+
+
 def cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -23,7 +28,8 @@ def test_train_then_augment_with_the_model(tmp_path, sentiment_tsv, monkeypatch)
     assert code == 0, err
     assert json.loads(out)["train_rows"] == 40 and (model / "artifact.json").exists()
 
-    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "a.jsonl", "--model", model, "--no-progress")
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "a.jsonl", "--model", model, "--no-progress",
+                       *IN_PROCESS)
     assert code == 0, err
     facts = json.loads((tmp_path / "a.jsonl.run" / "manifest.json").read_text())["method_facts"]["training"]
     assert facts["trained_now"] is False and facts["artifacts"] == str(model)
@@ -31,7 +37,7 @@ def test_train_then_augment_with_the_model(tmp_path, sentiment_tsv, monkeypatch)
     assert not list(tmp_path.glob("*.partial"))  # the training folder was moved into place
 
     # the same output as a run that trains on the same data itself
-    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "b.jsonl", "--no-progress")
+    code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / "b.jsonl", "--no-progress", *IN_PROCESS)
     assert code == 0, err
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
@@ -54,7 +60,7 @@ def test_a_file_a_training_parameter_names_is_part_of_the_model_identity(tmp_pat
 
     def trained_now(name):
         code, _, err = cli("augment", sentiment_tsv, "-o", tmp_path / name, "--no-progress",
-                           "-p", f"classifier_data={data}")
+                           "-p", f"classifier_data={data}", *IN_PROCESS)
         assert code == 0, err
         return json.loads((tmp_path / f"{name}.run" / "manifest.json").read_text())["method_facts"]["training"]
 

@@ -143,21 +143,21 @@ def test_generate_returns_responses_without_start_token_padded_after_eos(one_thr
 @pytest.mark.parametrize("trainer_seed", [0, 1])
 def test_ppo_learns_a_toy_reward_with_a_known_optimum(one_thread, trainer_seed):
     """Reward 1 iff the first generated token is 5: the policy's probability of 5 first must rise from a
-    small value to most of the mass (with this model seed it is above 0.9 after 30 steps for every trainer
+    small value to most of the mass (with this model seed it is above 0.85 after 20 steps for every trainer
     seed tried, 0-11; a sign error in the policy loss leaves it near 0)."""
     model = tiny_t5(0)
     before = first_token_prob(model, 5)
     assert before < 0.2
-    trainer = Seq2SeqPPO(model, PPOConfig(lr=2e-3, max_new_tokens=4, minibatch_size=16), total_steps=30,
+    trainer = Seq2SeqPPO(model, PPOConfig(lr=2e-3, max_new_tokens=4, minibatch_size=16), total_steps=20,
                          seed=trainer_seed)
     ids, attn = source_batch(32)
-    for _ in range(30):
+    for _ in range(20):
         responses = trainer.generate(ids, attn)
         stats = trainer.step(ids, attn, responses, (responses[:, 0] == 5).float())
     after = first_token_prob(trainer.policy, 5)
     assert after > 0.6, (before, after)
     assert stats["raw_score"] > 0.6
-    assert stats["lr"] == pytest.approx(2e-3 / 30)   # linear decay: the 30th step ran at 1/30 of the start
+    assert stats["lr"] == pytest.approx(2e-3 / 20)   # linear decay: the 20th step ran at 1/20 of the start
 
 
 def test_state_dict_round_trip_resumes_with_the_same_next_update(one_thread):

@@ -60,6 +60,16 @@ TINY = SummarizerSettings(embedding_dim=16, hidden_size=32, latent=8, dropout=0.
                           kl_anneal_steps=20, free_bits=8.0, min_count=1)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread_per_module():
+    """The tiny summarizers here, the module-scoped one included, train several times faster on one thread
+    than on two contended ones (torch's worker threads spin while they wait); the setting is restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def summarizer(tmp_path_factory):
     folder = tmp_path_factory.mktemp("summarizer")

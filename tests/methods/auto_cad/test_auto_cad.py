@@ -490,10 +490,12 @@ def test_training_data_warnings(counts, expected):
 
 
 def test_the_warning_is_logged_during_a_run(records, task, tmp_path):
-    """What a command-line user sees: a "warning:" line on the run's log (stderr)."""
+    """What a command-line user sees: a "warning:" line on the run's log (stderr). C reads the 40 rows alone
+    (no shipped background, which would make the training data large enough for no warning)."""
     logged = []
-    m = AutoCAD(AutoCADConfig(tagger="none"))
+    m = AutoCAD(AutoCADConfig(tagger="none", classifier_background="none"))
     facts = m.fit(records, task, FitContext(artifact_dir=tmp_path, progress=False, log=logged.append))
+    assert facts["warnings"] and "40 training rows" in facts["warnings"][0]
     assert [f"warning: {w}" for w in facts["warnings"]] == [line for line in logged if line.startswith("warning")]
 
 

@@ -40,11 +40,11 @@ def tiny(vocab, seed=0):
 @pytest.fixture(scope="module")
 def trained(vocab):
     model = tiny(vocab)
-    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     data = batch(vocab)
     history = []
-    for step in range(250):
-        loss, parts = model.loss(*data, annealed_weights(step, 100, LossWeights()))
+    for step in range(100):
+        loss, parts = model.loss(*data, annealed_weights(step, 40, LossWeights()))
         opt.zero_grad()
         loss.backward()
         opt.step()

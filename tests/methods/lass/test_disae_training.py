@@ -20,14 +20,15 @@ SMALL = dict(embedding_dim=32, hidden_size=64, latent=32, dropout=0.0, batch_siz
 def trained(tmp_path_factory):
     folder = tmp_path_factory.mktemp("disae")
     model, vocab, facts = train_disae(PAIRS, FitContext(artifact_dir=folder, progress=False),
-                                      TrainSettings(epochs=250, **SMALL))
+                                      TrainSettings(epochs=100, **{**SMALL, "anneal_steps": 40}))
     return folder, model, vocab, facts
 
 
 def test_training_records_its_facts_and_saves_the_model(trained):
     folder, model, vocab, facts = trained
     assert facts["pairs"] == facts["train_pairs"] == 24 and facts["dev_pairs"] == 0
-    assert facts["epochs"] == 250 and facts["steps"] == 250  # one batch of 24 per epoch
+    assert facts["epochs"] == 100 and facts["steps"] == 100  # one batch of 24 per epoch
+    assert facts["anneal_steps"] == 40
     assert facts["parameters"] == sum(p.numel() for p in model.parameters())
     loaded, loaded_vocab = load_disae(folder)
     assert loaded_vocab.words == vocab.words

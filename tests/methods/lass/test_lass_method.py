@@ -13,7 +13,7 @@ from cfaug.cli import main
 NOUNS = ["pizza", "soup", "service", "staff", "pasta", "room", "screen", "battery", "keyboard", "price", "menu",
          "view"]
 TINY = ["-p", "embedding_dim=32", "-p", "hidden_size=64", "-p", "latent=32", "-p", "batch_size=24", "-p", "lr=0.01",
-        "-p", "anneal_steps=100", "-p", "epochs=120", "-p", "pretrain_epochs=2", "-p", "beam=2", "-p", "dev_share=0"]
+        "-p", "anneal_steps=40", "-p", "epochs=60", "-p", "pretrain_epochs=2", "-p", "beam=2", "-p", "dev_share=0"]
 
 
 def cli(*argv):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -127,20 +125,22 @@ def test_labels_and_templates_from_the_training_data(toy, tmp_path):
         assert all(cf.meta["label_parent_source"] == "train" for cf in per)
 
 
-def test_cli_train_and_augment_write_aste_lines(toy, tmp_path):
+def test_cli_train_and_augment_write_aste_lines(toy, tmp_path, cli):
+    # the command line run in this process: a child process would load torch, transformers, spaCy and the
+    # packaged encoder again for each command
     d, train, unlabeled = toy
     model = tmp_path / "model"
     params = ["-p", f"unlabeled={unlabeled}", "-p", "min_confidence=0", "-p", "extractor_epochs=1",
               "-p", "d_model=32", "-p", "layers=1", "-p", "generator_epochs=1", "-p", "mixed_pairs=20",
               "-p", "discriminator_epochs=1", "-p", "ppo_steps=1", "-p", "batch_size=8"]
-    run = lambda *a: subprocess.run([sys.executable, "-m", "cfaug", *map(str, a)], capture_output=True,  # noqa: E731
-                                    text=True)
-    r = run("train", "t2s", "--task", "aste", "--train-data", train, "-o", model, "--no-progress", *params)
-    assert r.returncode == 0, r.stderr
+    code, _, err = cli("train", "t2s", "--task", "aste", "--train-data", train, "-o", model, "--no-progress",
+                       *params)
+    assert code == 0, err
     out = tmp_path / "aug.txt"
-    r = run("augment", train, "--task", "aste", "--method", "t2s", "--model", model, "-o", out, "--no-progress",
-            "--limit", "5", "--run-dir", tmp_path / "run", *params, "-p", "candidates=2", "--keep-failed")
-    assert r.returncode == 0, r.stderr
+    code, _, err = cli("augment", train, "--task", "aste", "--method", "t2s", "--model", model, "-o", out,
+                       "--no-progress", "--limit", "5", "--run-dir", tmp_path / "run", *params, "-p", "candidates=2",
+                       "--keep-failed")
+    assert code == 0, err
     lines = [x for x in out.read_text().splitlines() if x.strip()]
     assert 5 <= len(lines) <= 10  # two candidates for each of 5 records, duplicates of a record's sentence aside
     for line in lines:
