@@ -65,6 +65,8 @@ llm_server_module = _load_test_module("cfaug_tests_llm_server", Path(__file__).p
 chromium_module = _load_test_module("cfaug_tests_chromium", Path(__file__).parent / "headless_chromium.py")
 #: tests/llm/real_model.py, the packaged small model the real-model tests run
 real_model_module = _load_test_module("cfaug_tests_real_model", Path(__file__).parent / "llm" / "real_model.py")
+#: tests/run/reasons_method.py, a test method whose reasons for "no counterfactual" differ only in a number or a word
+reasons_module = _load_test_module("cfaug_tests_reasons", Path(__file__).parent / "run" / "reasons_method.py")
 
 
 @pytest.fixture(scope="module")

@@ -6,44 +6,13 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from cfaug.cli import main
-from cfaug.data.records import Counterfactual, NoCounterfactual
-from cfaug.methods.base import METHODS, Method
+from cfaug.methods.base import METHODS
 from cfaug.registry import Entry
-
-
-@dataclass
-class ReasonsConfig:
-    pass
-
-
-class Reasons(Method):
-    """No counterfactual for texts that start with "plain" (a reason with the text's own probability) or
-    "word" (a reason quoting a word); the others get "good" and "bad" swapped."""
-
-    name = "reasons.v1"
-    Config = ReasonsConfig
-    supported_tasks = ("sentiment",)
-
-    def generate(self, items, task):
-        out = []
-        for it in items:
-            words = it.record.text().split()
-            if words[0] == "plain":
-                out.append(NoCounterfactual(f"the classifier gives the source label {float(words[1]):.2f} for the "
-                                            "whole text"))
-            elif words[0] == "word":
-                out.append(NoCounterfactual(f"no replacement for '{words[1]}' in the lexicon"))
-            else:
-                swap = {"good": "bad", "bad": "good"}
-                out.append([Counterfactual(it.record, {"text": " ".join(swap.get(w, w) for w in words)}, it.target,
-                                           self.name, {"passed": True})])
-        return out
+from cfaug_tests_reasons import Reasons, reviews_with_30_without
 
 
 @pytest.fixture(autouse=True)
@@ -53,11 +22,7 @@ def registered(monkeypatch, tmp_path):
 
 
 def test_a_compared_run_with_30_items_without_a_counterfactual(tmp_path, capsys):
-    data = tmp_path / "reviews.tsv"
-    rows = [f"p{i}\tnegative\tplain {0.03 + i / 100:.2f} bad film" for i in range(24)]
-    rows += [f"w{i}\tpositive\tword {w} film" for i, w in enumerate(["fine", "nice", "fine", "neat", "fun", "fine"])]
-    rows += [f"g{i}\tpositive\ta good film {i}" for i in range(10)]
-    data.write_text("id\tlabel\ttext\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    data = reviews_with_30_without(tmp_path / "reviews.tsv", extra_word="bad")
     out = tmp_path / "cmp"
     assert main(["compare", str(data), "--methods", "reasons", "-o", str(out), "--workers", "1", "--no-embedding",
                  "--no-bertscore", "--no-progress"]) == 0

@@ -5,58 +5,18 @@ in full in the run directory (cfaug.run.summary)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from cfaug.data.records import Counterfactual, NoCounterfactual
-from cfaug.methods.base import METHODS, Method
+from cfaug.methods.base import METHODS
 from cfaug.registry import Entry
 from cfaug.run.runner import RunOptions, run
-
-
-@dataclass
-class ReasonsConfig:
-    pass
-
-
-class Reasons(Method):
-    """No counterfactual for texts that start with "plain" (a reason with the text's own probability) or
-    "word" (a reason quoting a word); the others get "good" and "bad" swapped."""
-
-    name = "reasons.v1"
-    Config = ReasonsConfig
-    supported_tasks = ("sentiment",)
-
-    def generate(self, items, task):
-        out = []
-        for it in items:
-            words = it.record.text().split()
-            if words[0] == "plain":
-                out.append(NoCounterfactual(f"the classifier gives the source label {float(words[1]):.2f} for the "
-                                            "whole text"))
-            elif words[0] == "word":
-                out.append(NoCounterfactual(f"no replacement for '{words[1]}' in the lexicon"))
-            else:
-                swap = {"good": "bad", "bad": "good"}
-                out.append([Counterfactual(it.record, {"text": " ".join(swap.get(w, w) for w in words)}, it.target,
-                                           self.name, {"passed": True})])
-        return out
+from cfaug_tests_reasons import Reasons, reviews_with_30_without
 
 
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
     monkeypatch.setitem(METHODS._entries, Reasons.name, Entry(Reasons.name, "test method", Reasons))
-
-
-def reviews_with_30_without(path: Path) -> Path:
-    """40 reviews: 24 that get a reason with a probability, 6 a reason quoting a word, 10 a counterfactual."""
-    rows = [f"p{i}\tnegative\tplain {0.03 + i / 100:.2f} film" for i in range(24)]
-    rows += [f"w{i}\tpositive\tword {w} film" for i, w in enumerate(["fine", "nice", "fine", "neat", "fun", "fine"])]
-    rows += [f"g{i}\tpositive\ta good film {i}" for i in range(10)]
-    path.write_text("id\tlabel\ttext\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return path
 
 
 def test_thirty_items_without_a_counterfactual_make_two_lines(tmp_path):

@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cfaug.data.io import DataError, detect_format, write_rows
+from cfaug.data.io import DataError, write_rows
 from cfaug.nlp.tokens import token_edit_rate
 from cfaug.nlp.word_diff import word_diff
 from cfaug.review.items import Item, ItemSet, load_items
