@@ -311,16 +311,10 @@ def export_decisions(run_dir: str | os.PathLike[str], output: str | os.PathLike[
 
     Raises :class:`NothingToExport` when no live decision is one of ``decisions`` (nothing is written),
     and otherwise as :func:`export_reviewed`."""
-    from cfaug.data.io import output_kind
-    from cfaug.run.outputs import check_output, is_stdout, output_lock
+    from cfaug.run.outputs import output_lock
 
     run_dir = Path(run_dir)
-    out: str | Path = output if is_stdout(output) else Path(output)
-    kind = output_kind(out, fmt, "--format")
-    if kind == "aste":
-        raise DataError(f"{out}: the ASTE format holds sentences with triplets, not review decisions; choose "
-                        "jsonl, csv, tsv, parquet or hf")
-    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf", file=kind != "hf", stdout=True)
+    out, kind = _checked_output(run_dir, output, fmt, "review decisions")
     with output_lock(out):
         items = load_items(run_dir, include_failed=True)
         current = _live_decisions(run_dir)
@@ -331,6 +325,23 @@ def export_decisions(run_dir: str | os.PathLike[str], output: str | os.PathLike[
                                   "otherwise); nothing written; choose others with --decisions")
         write_rows(rows, out, kind, columns=list(DECISION_COLUMNS))
     return summary
+
+
+def _checked_output(run_dir: Path, output: str | os.PathLike[str], fmt: str | None,
+                    what: str) -> tuple[str | Path, str]:
+    """An export's output as written (``-`` stays standard output) and its format (from ``fmt`` or the name);
+    refused before anything is read when it is ASTE (it cannot hold ``what``) or when writing it could destroy
+    something (:func:`~cfaug.run.outputs.check_output`: nothing inside ``run_dir``)."""
+    from cfaug.data.io import output_kind
+    from cfaug.run.outputs import check_output, is_stdout
+
+    out: str | Path = output if is_stdout(output) else Path(output)
+    kind = output_kind(out, fmt, "--format")
+    if kind == "aste":
+        raise DataError(f"{out}: the ASTE format holds sentences with triplets, not {what}; choose jsonl, csv, "
+                        "tsv, parquet or hf")
+    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf", file=kind != "hf", stdout=True)
+    return out, kind
 
 
 def _live_decisions(run_dir: Path) -> dict[tuple[str, str], Decision]:
@@ -360,16 +371,10 @@ def export_reviewed(run_dir: str | os.PathLike[str], output: str | os.PathLike[s
     :class:`~cfaug.run.decisions.StoreError` for a damaged review store, and
     :class:`~cfaug.run.outputs.OutputRefused` for an output inside ``run_dir`` (before anything is read);
     the output is locked while it is written (:func:`~cfaug.run.outputs.output_lock`)."""
-    from cfaug.data.io import output_kind
-    from cfaug.run.outputs import check_output, is_stdout, output_lock
+    from cfaug.run.outputs import output_lock
 
     run_dir = Path(run_dir)
-    out: str | Path = output if is_stdout(output) else Path(output)
-    kind = output_kind(out, fmt, "--format")
-    if kind == "aste":
-        raise DataError(f"{out}: the ASTE format holds sentences with triplets, not reviewed counterfactuals; "
-                        "choose jsonl, csv, tsv, parquet or hf")
-    check_output(output, "-o", read_dirs=[("", run_dir)], folder=kind == "hf", file=kind != "hf", stdout=True)
+    out, kind = _checked_output(run_dir, output, fmt, "reviewed counterfactuals")
     with output_lock(out):
         return _export(run_dir, out, kind, decisions, license)
 

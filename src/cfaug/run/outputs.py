@@ -50,7 +50,6 @@ from cfaug.data.io.atomic import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from cfaug.data.locations import user_cache_dir
 from cfaug.llm.cache import default_cache_dir
 from cfaug.llm.ledger import USAGE_FILE
 from cfaug.run.decisions import STORE_FILE
@@ -202,7 +201,7 @@ def check_output(output: PathLike | None, flag: str = "-o", *, inputs: Iterable[
 def _check_kind(output: PathLike, flag: str, *, file: bool) -> None:
     """Refuse an output that exists and is no regular file (or, with ``file``, a folder)."""
     path = os.path.expanduser(os.fspath(output))
-    kind = special_kind(path) or ("a folder" if file and os.path.isdir(path) else None)
+    kind = special_kind(path, folder=file)
     if kind is None:
         return
     link = f" (a symbolic link to {os.readlink(path)})" if os.path.islink(path) else ""
@@ -241,27 +240,21 @@ def _enclosing_run_dir(output: PathLike, allowed: Iterable[PathLike]) -> Path | 
 
 
 def kept_folders() -> list[tuple[str, Path]]:
-    """What cfaug keeps between runs, as (name, folder): no output may lie inside one."""
-    return [("the request cache", default_cache_dir()),
-            ("the model store", user_cache_dir("CFAUG_MODEL_STORE", "models")),
-            ("the importance cache", user_cache_dir("CFAUG_IMPORTANCE_CACHE", "importance")),
-            ("the embedding cache", user_cache_dir("CFAUG_EMBEDDING_CACHE", "embeddings"))]
+    """What cfaug keeps between runs, as (name, folder), each where its own module says: no output may lie
+    inside one."""
+    from cfaug.importance.cache import default_vote_cache_dir
+    from cfaug.judges.similarity import embedding_cache_dir
+    from cfaug.training.store import default_store_dir
+
+    return [("the request cache", default_cache_dir()), ("the model store", default_store_dir()),
+            ("the importance cache", default_vote_cache_dir()), ("the embedding cache", embedding_cache_dir())]
 
 
 def param_caches(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """The cache folders method parameters name (a ``cache_dir`` at any depth, e.g. ``llm.cache_dir``), as
     (name, folder) for :func:`check_output`'s ``caches``."""
-    out: list[tuple[str, str]] = []
-
-    def visit(key: str, value: Any) -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                visit(f"{key}.{k}" if key else str(k), v)
-        elif key.rsplit(".", 1)[-1] == "cache_dir" and isinstance(value, (str, os.PathLike)) and os.fspath(value):
-            out.append((f"the cache folder of -p {key}", os.fspath(value)))
-
-    visit("", dict(params or {}))
-    return out
+    return [(f"the cache folder of -p {key}", value) for key, value in _param_paths(params)
+            if key.rsplit(".", 1)[-1] == "cache_dir"]
 
 
 def _named(flag: str, path: str) -> str:
@@ -278,28 +271,34 @@ def run_dir_inputs(run_dir: PathLike | None, flag: str = "--run-dir") -> list[tu
     return [(flag, path)] + [(flag, path / name) for name in RUN_DIR_FILES]
 
 
+def _param_paths(params: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
+    """Every non-empty string or path among method parameters, as (dotted key, value): nested mappings give
+    ``llm.price_table``, the items of a list their list's key."""
+    def visit(key: str, value: Any) -> Iterator[tuple[str, str]]:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                yield from visit(f"{key}.{k}" if key else str(k), v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                yield from visit(key, v)
+        elif isinstance(value, (str, os.PathLike)) and os.fspath(value):
+            yield key, os.fspath(value)
+
+    return visit("", dict(params or {}))
+
+
 def param_inputs(params: Mapping[str, Any] | None, flag: str = "-p") -> list[tuple[str, str]]:
     """The method parameters whose value names an existing file or folder (demonstrations, paired data,
     a classifier's training data, a price table...), as (``-p KEY``, path) inputs; nested mappings give
     ``-p llm.price_table``."""
     out: list[tuple[str, str]] = []
-
-    def visit(key: str, value: Any) -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                visit(f"{key}.{k}" if key else str(k), v)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                visit(key, v)
-        elif isinstance(value, (str, os.PathLike)) and os.fspath(value):
-            try:
-                exists = os.path.exists(os.path.expanduser(os.fspath(value)))
-            except (OSError, ValueError):
-                exists = False
-            if exists:
-                out.append((f"{flag} {key}", os.fspath(value)))
-
-    visit("", dict(params or {}))
+    for key, value in _param_paths(params):
+        try:
+            exists = os.path.exists(os.path.expanduser(value))
+        except (OSError, ValueError):
+            exists = False
+        if exists:
+            out.append((f"{flag} {key}", value))
     return out
 
 

@@ -170,13 +170,7 @@ class RunDir:
                 fh.truncate(good_end)
             data = data[:good_end]
         done: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(data.split(b"\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise _damaged(path, f"is not valid JSON ({exc})", line=number) from None
+        for number, obj in _json_lines(path, data.split(b"\n")):
             problem = _not_a_result(obj)
             if problem:
                 raise _damaged(path, problem, line=number)
@@ -205,16 +199,22 @@ class RunDir:
         if not path.exists():
             return
         with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    raise _damaged(path, f"is not valid JSON ({exc})", line=number) from None
+            for number, obj in _json_lines(path, fh):
                 if not isinstance(obj, dict):
                     raise _damaged(path, f"holds {_kind(obj)}, not a JSON object", line=number)
                 yield obj
+
+
+def _json_lines(path: Path, lines: Iterable[str | bytes]) -> Iterator[tuple[int, Any]]:
+    """The (line number, value) of each non-blank line of ``path``'s ``lines``; a line that is not JSON raises
+    :class:`RunDirError` naming the file and the line."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise _damaged(path, f"is not valid JSON ({exc})", line=number) from None
 
 
 def _damaged(path: Path, problem: str, line: int | None = None) -> RunDirError:

@@ -43,15 +43,18 @@ def is_stdout(path: str | os.PathLike[str] | None) -> bool:
     return isinstance(path, str) and path == STDOUT
 
 
-def special_kind(path: str | os.PathLike[str]) -> str | None:
+def special_kind(path: str | os.PathLike[str], *, folder: bool = False) -> str | None:
     """What ``path`` is when it exists and is neither a regular file nor a folder (symbolic links
     followed): ``"a FIFO (named pipe)"``, ``"a character device"``, ``"a block device"``, ``"a socket"``;
-    None for a regular file, a folder or a path that does not exist (a dangling link included)."""
+    with ``folder``, a folder is ``"a folder"``. None for a regular file, a folder (without ``folder``) or a
+    path that does not exist (a dangling link included)."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+    if stat.S_ISDIR(mode):
+        return "a folder" if folder else None
+    if stat.S_ISREG(mode):
         return None
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
@@ -68,7 +71,7 @@ def write_target(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` replaces: ``path`` itself, or the file a symbolic link points to (so
     the link stays a link). Raises :class:`NotARegularFile` when that exists and is not a regular file."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-    kind = special_kind(target) or ("a folder" if target.is_dir() else None)
+    kind = special_kind(target, folder=True)
     if kind:
         raise NotARegularFile(f"{path} is {kind}, not a regular file; an output is a regular file, a path that "
                               "does not exist yet, or - for standard output")
