@@ -4,13 +4,14 @@ encoder, and tiny random BERT models saved to a temporary folder (nothing is eve
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 from types import ModuleType
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,35 @@ chromium_module = _load_test_module("cfaug_tests_chromium", Path(__file__).paren
 real_model_module = _load_test_module("cfaug_tests_real_model", Path(__file__).parent / "llm" / "real_model.py")
 #: tests/run/reasons_method.py, a test method whose reasons for "no counterfactual" differ only in a number or a word
 reasons_module = _load_test_module("cfaug_tests_reasons", Path(__file__).parent / "run" / "reasons_method.py")
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch on ``n`` threads within the block; the previous setting is restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny torch models train and run several times faster on one thread than on two contended ones (torch's
+    worker threads spin while they wait); the previous setting is restored afterwards."""
+    with torch_threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread_per_module():
+    """:func:`one_torch_thread` for a whole module, its module-scoped fixtures included (a module asks for it
+    with ``pytestmark = pytest.mark.usefixtures("one_torch_thread_per_module")``)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")

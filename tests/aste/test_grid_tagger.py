@@ -21,6 +21,9 @@ from cfaug.aste.grid_tagger import (
 from cfaug.data.aste import AsteExample, Triplet
 from cfaug.training.context import FitContext
 
+#: the tiny taggers here, the module-scoped one included, train on one torch thread
+pytestmark = pytest.mark.usefixtures("one_torch_thread_per_module")
+
 N, A, O, POS, NEU, NEG = range(6)
 
 ASPECTS = ["food", "service", "pizza", "staff", "wine list", "battery life", "sushi", "decor", "waiter", "menu"]
@@ -63,18 +66,6 @@ def toy(n, seed):
 TINY = dict(embedding_dim=24, char_dim=8, char_filters=16, hidden_size=24, pair_size=24, hops=1, dropout=0.1,
             word_dropout=0.0, tag_weight=1.0, epochs=25, batch_size=8, lr=1e-2, lr_decay=0.0, patience=None,
             init_embeddings=None, frozen_vectors=None, contextual=None)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread_per_module():
-    """The tiny taggers here, the module-scoped one included, train several times faster on one thread than
-    on two contended ones (torch's worker threads spin while they wait); the setting is restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -45,17 +45,6 @@ def toy3():
 
 
 @pytest.fixture
-def one_torch_thread():
-    """Tiny models train faster on one thread than on two contended ones; restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
 def check_classifier(tmp_path):
     """``check_classifier(clf, texts)``: probabilities are well formed, predict is their argmax, and a
     saved and loaded copy predicts the same. Returns the loaded copy."""

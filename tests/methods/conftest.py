@@ -11,18 +11,6 @@ import pytest
 
 
 @pytest.fixture
-def one_torch_thread():
-    """Tiny torch models train and run several times faster on one thread than on two contended ones (torch's
-    worker threads spin while they wait); the previous setting is restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
 def cli():
     """``cli(*argv) -> (exit code, stdout, stderr)``: the ``cfaug`` command run in this process."""
     from cfaug.cli import main

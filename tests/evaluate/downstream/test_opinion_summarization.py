@@ -11,6 +11,9 @@ from cfaug.evaluate.downstream.summarizer import (SummarizerSettings, load_summa
                                                   train_summarizer)
 from cfaug.training.context import FitContext
 
+#: the tiny summarizers here, the module-scoped one included, train on one torch thread
+pytestmark = pytest.mark.usefixtures("one_torch_thread_per_module")
+
 
 def test_read_meansum_and_fewsum_layouts(tmp_path):
     meansum = tmp_path / "dev.csv"
@@ -58,16 +61,6 @@ SENTENCES = [f"the {w} was {a} ." for w in ("pizza", "soup", "staff", "room", "p
              for a in ("good", "great", "bad", "awful")]
 TINY = SummarizerSettings(embedding_dim=16, hidden_size=32, latent=8, dropout=0.0, epochs=200, batch_size=24, lr=1e-2,
                           kl_anneal_steps=20, free_bits=8.0, min_count=1)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread_per_module():
-    """The tiny summarizers here, the module-scoped one included, train several times faster on one thread
-    than on two contended ones (torch's worker threads spin while they wait); the setting is restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
