@@ -95,7 +95,8 @@ def test_errors_are_exceptions(rows, params):
 
 
 def test_nothing_to_write_still_gives_the_columns(rows, params):
-    out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0, "min_edits": 0}, seed=2, **IN_PROCESS)
+    out = cfaug.augment(rows, params={**params, "max_edit_rate": 0.0, "max_edit_rate_short": 0.0, "min_edits": 0},
+                        seed=2, **IN_PROCESS)
     assert out.num_rows == 0
     assert out.column_names[:3] == ["Text", "Sentiment", "source_id"] and "meta" in out.column_names
 

@@ -84,13 +84,15 @@ def test_default_output_name_and_contract(default_run, sentiment_tsv):
         assert row["Sentiment"] == {"Positive": "Negative", "Negative": "Positive"}[orig["Sentiment"]]
         assert row["Text"] != orig["Text"] and row["method"] == "auto-cad.v1"
         meta = row["meta"]
-        # no flip filter by default: every rewrite is written with C's graded confidence
-        assert meta["passed"] is True and meta["edits"] and "flip" not in meta["filters"]
-        assert meta["confidence"] == meta["own_judge"]["target_prob"]
-        assert meta["own_judge"]["flipped"] == (meta["confidence"] >= AutoCADConfig().min_target_prob)
+        # precision first: a row is written only when C gives it the target and no opinion of the source is left
+        assert meta["passed"] is True and meta["edits"] and meta["filters"]["flip"] and meta["filters"]["complete"]
+        assert meta["confidence"] == meta["own_judge"]["target_prob"] >= AutoCADConfig().flip_min_prob
+        assert meta["own_judge"]["flipped"] is True and meta["choice"]["rank"] == 1
         assert meta["variant"] in ("rm-ct", "rep-ct") and 0 < meta["edit_rate"]
-        # the edit-rate filter: at most max_edit_rate, or at most min_edits token edits (a short review)
-        assert meta["edit_rate"] <= AutoCADConfig.max_edit_rate \
+        # the edit-rate filter: at most max_edit_rate (max_edit_rate_short for a text of at most 20 tokens), or at
+        # most min_edits token edits (a short review)
+        short = len(tokenize(row["original_Text"])) <= 20
+        assert meta["edit_rate"] <= (AutoCADConfig.max_edit_rate_short if short else AutoCADConfig.max_edit_rate) \
             or levenshtein(tokenize(row["original_Text"]), tokenize(row["Text"])) <= AutoCADConfig.min_edits
         assert meta["similarity"] >= 0.5 and meta["causal_terms"]
 
@@ -220,8 +222,9 @@ def test_limit_and_keep_failed(tmp_path, sentiment_tsv, fast, tiny_classifier_di
     # C is the tiny random classifier: it rarely flips, so there are failures to keep. (The TF-IDF classifier
     # is now trained on all 40 rows, --limit does not limit training data, and flips every one of the 10.)
     out = tmp_path / "o.jsonl"
+    # completeness=false: the flip filter is the one reason a candidate fails
     assert augment(sentiment_tsv, "--limit", "10", "--keep-failed", "--classifier", tiny_classifier_dir,
-                   "-p", "require_flip=true", "-o", out, *fast) == 0
+                   "-p", "require_flip=true", "-p", "completeness=false", "-o", out, *fast) == 0
     rows = read_jsonl(out)
     taken = json.loads((tmp_path / "o.jsonl.run" / "rows_taken.json").read_text())["ids"]
     assert len(taken) == 10 and {r["source_id"] for r in rows} <= set(taken)

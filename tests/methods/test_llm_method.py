@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from cfaug.data.records import Record, WorkItem
+from cfaug.data.records import NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import NLITask, SentimentTask
 from cfaug.llm import UnparsedAnswer, load_prompt
 from cfaug.methods.llm_method import LLMConfig, LLMMethod, task_variables
@@ -172,14 +172,34 @@ def run_items(method, items, run_dir=None):
 UNREADABLE = "Sure, I can do that for you!"
 
 
-def test_a_failed_item_is_asked_again_when_retried(llm_server):
+def assert_unreadable(result, answers=3):
+    """An item whose answers held nothing readable: no counterfactual (not an error), with the reason and
+    the raw answers in its details, marked unreadable (what --retry-failed draws again)."""
+    assert isinstance(result, NoCounterfactual) and not isinstance(result, BaseException), result
+    assert list(result) == []
+    assert result.reason.startswith(f"no readable answer in {answers} attempt(s)")
+    assert result.details["unreadable"] is True
+    assert result.details["answers"] == [UNREADABLE] * answers
+
+
+def test_an_unreadable_item_is_asked_again_when_retried(llm_server):
     llm_server.add("Great film.", UNREADABLE)
-    [err], _ = run_items(make_asker(llm_server), [item()])
-    assert isinstance(err, UnparsedAnswer) and llm_server.count() == 3
-    # --retry-failed: a new session over the same cache asks again instead of replaying the failure
-    [err], _ = run_items(make_asker(llm_server), [item()])
-    assert isinstance(err, UnparsedAnswer)
+    [none], _ = run_items(make_asker(llm_server), [item()])
+    assert_unreadable(none)
+    assert llm_server.count() == 3
+    # --retry-failed: a new session over the same cache asks again instead of replaying the unreadable answers
+    [none], _ = run_items(make_asker(llm_server), [item()])
+    assert_unreadable(none)
     assert llm_server.count() == 6
+
+
+def test_an_item_that_fails_is_still_an_error_and_asked_again_when_retried(llm_server):
+    """Only unreadable answers make an item "none": an error without an answer (the server) still fails it."""
+    llm_server.add("Great film.", "<revised>Awful film.</revised>", faults=["400"])
+    [err], _ = run_items(make_asker(llm_server), [item()])
+    assert isinstance(err, Exception) and not isinstance(err, NoCounterfactual)
+    [values], _ = run_items(make_asker(llm_server), [item()])
+    assert values == ["Awful film."]
 
 
 def test_a_finished_item_is_replayed_from_the_cache_even_with_a_tolerated_unreadable_answer(llm_server):
@@ -212,8 +232,8 @@ def test_unparsed_figures_count_items_and_answers(llm_server):
 def test_usage_is_kept_in_the_run_directory_and_adds_up_over_sessions(llm_server, tmp_path):
     llm_server.add("Great film.", UNREADABLE, times=3)
     llm_server.add("Great film.", "<revised>Awful film.</revised>")
-    [err], first = run_items(make_asker(llm_server), [item()], run_dir=tmp_path)
-    assert isinstance(err, UnparsedAnswer)
+    [none], first = run_items(make_asker(llm_server), [item()], run_dir=tmp_path)
+    assert_unreadable(none)
     assert (tmp_path / "llm_usage.json").exists()
     assert first["llm_requests"] == 3 and first["llm_unparsed_items"] == 1
     [values], second = run_items(make_asker(llm_server), [item()], run_dir=tmp_path)  # --retry-failed

@@ -130,34 +130,43 @@ def test_unchanged_answers_are_never_written_and_unparsed_ones_recorded(tmp_path
     with FakeLLM(default_reply=flip_reply) as srv:
         srv.add("Boring from start", "I am sorry, I cannot help with that.")
         srv.add("I love this", "<revised>  i love this fine,  warm story. </revised>")  # the original again
-        assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 4  # finished, one item failed
+        assert augment(inp, tmp_path / "out.jsonl", srv, "--keep-failed") == 0  # finished: none failed
         assert srv.count("Boring from start") == 3  # first answer + 2 retries with a reminder
     rows = {r["source_id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
-    assert sorted(rows) == ["1", "2"]  # not the unchanged answer, even with --keep-failed; not the failed item
+    assert sorted(rows) == ["1", "2"]  # not the unchanged answer, even with --keep-failed; not the unreadable one
     assert rows["1"]["meta"]["filters"] == {"changed": True} and rows["1"]["meta"]["passed"] is True
     lines = {line["source_id"]: line for line in read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")}
     assert lines["3"]["status"] == "no_counterfactual" and lines["3"]["counterfactuals"] == []
-    assert lines["3"]["reason"] == "the model returned the original text"
-    assert lines["4"]["status"] == "error" and lines["4"]["error"].startswith("UnparsedAnswer")
-    assert lines["4"]["details"]["answers"] == ["I am sorry, I cannot help with that."] * 3
+    assert lines["3"]["reason"] == "the model returned the original text" and "details" not in lines["3"]
+    unreadable = lines["4"]
+    assert unreadable["status"] == "no_counterfactual" and "error" not in unreadable
+    assert unreadable["reason"].startswith("no readable answer in 3 attempt(s) (prompt zero-shot-sentiment.v1)")
+    assert unreadable["details"]["answers"] == ["I am sorry, I cannot help with that."] * 3
+    assert unreadable["details"]["unreadable"] is True
     summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
-    assert summary["items_failed"] == 1 and summary["extra"]["llm_unparsed_items"] == 1
-    assert summary["without_reasons"] == {"the model returned the original text": 1}
-    assert summary["first_error"].startswith("UnparsedAnswer: no readable answer")
+    assert summary["items_failed"] == 0 and summary["extra"]["llm_unparsed_items"] == 1
+    assert summary["without_reasons"] == {"the model returned the original text": 1, unreadable["reason"]: 1}
+    assert not summary.get("first_error")
     err = capsys.readouterr().err
-    assert re.search(r"items failed +1 +\(first: UnparsedAnswer: no readable answer .*; errors in results.jsonl\)", err)
+    assert re.search(r"items with none +2\b", err) and not re.search(r"items failed +[1-9]", err)
+    assert re.search(r"1 +no readable answer in 3 attempt\(s\)", err)
 
 
-def test_a_run_whose_every_answer_is_unreadable_exits_5(tmp_path, capsys):
+def test_a_run_whose_every_answer_is_unreadable_exits_0_with_every_item_none(tmp_path, capsys):
     inp = write_reviews(tmp_path / "reviews.tsv")
     with FakeLLM(default_reply="I would rather not.") as srv:
-        assert augment(inp, tmp_path / "out.jsonl", srv) == 5  # items failed and nothing written
-    assert read_jsonl(tmp_path / "out.jsonl") == []
+        assert augment(inp, tmp_path / "out.jsonl", srv) == 0  # no item failed: the model answered each
+    assert read_jsonl(tmp_path / "out.jsonl") == []  # nothing written
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["failed"] == 4
-    assert re.search(r"items failed +4 +\(first: UnparsedAnswer: ", captured.err)
-    assert re.search(r"status +complete, with FAILED ITEMS: 4 of 4 failed and no counterfactual was written",
-                     captured.err)
+    assert json.loads(captured.out)["failed"] == 0 and json.loads(captured.out)["counterfactuals"] == 0
+    assert re.search(r"items with none +4\b", captured.err) and "FAILED ITEMS" not in captured.err
+    grouped = re.findall(r"^ +(\d+) +no readable answer in 3 attempt\(s\)", captured.err, re.M)
+    assert sum(int(n) for n in grouped) == 4, captured.err  # every item, under its reason
+    lines = read_jsonl(tmp_path / "out.jsonl.run" / "results.jsonl")
+    assert len(lines) == 4 and all(line["status"] == "no_counterfactual" for line in lines)
+    assert all(line["details"]["unreadable"] is True and line["reason"].startswith("no readable answer")
+               for line in lines)
+    assert all(line["details"]["answers"] == ["I would rather not."] * 3 for line in lines)
 
 
 def test_budget_stops_cleanly_and_a_rerun_resumes(tmp_path):

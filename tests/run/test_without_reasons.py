@@ -43,7 +43,12 @@ def test_auto_cad_with_a_strict_edit_rate_filter(sentiment_tsv, tmp_path):
     run_dir = tmp_path / "run"
     summary, rows = run_augment(str(sentiment_tsv), "auto-cad", text_col="Text", label_col="Sentiment",
                                 run_dir=run_dir, progress=False,
-                                params={"classifier_background": "none", "max_edit_rate": 0.08})
+                                # short texts held to max_edit_rate too, and only one token edit allowed
+                                # whatever the rate (each row has alternatives=3 candidates: one of them often
+                                # makes fewer edits); no flip or completeness filter, so that the edit-rate
+                                # filter is the one that rejects
+                                params={"classifier_background": "none", "max_edit_rate": 0.08,
+                                        "max_edit_rate_short": None, "min_edits": 1, "require_flip": False})
     none = check_reasons_add_up(run_dir, summary)
     filtered = [line for line in none if line["counterfactuals"]]
     assert filtered, "the strict filter rejected no item's every candidate: the test needs a stricter one"

@@ -18,8 +18,9 @@ EXIT_ITEMS_FAILED = 4
 #: a run that finished with failed items and wrote no counterfactual at all
 EXIT_NOTHING_WRITTEN = 5
 
-EPILOG = ("Exit codes: 0 success (every item done, none failed; items the method had nothing to rewrite in "
-          "are counted in the summary), 2 a problem with the input, the options, the method's configuration "
+EPILOG = ("Exit codes: 0 success (every item done, none failed; items the method had nothing to rewrite in, "
+          "and items whose LLM answers held no readable rewrite, are counted in the summary; --retry-failed "
+          "draws the latter again with new seeds), 2 a problem with the input, the options, the method's configuration "
           "or the output location, found before any item is run or raised by the first item it affects "
           "(message, no traceback; when only the final write failed, the results stay in the run directory "
           "and rerunning writes them), 3 stopped early (LLM server unreachable, budget spent): a partial "

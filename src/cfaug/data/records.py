@@ -52,20 +52,25 @@ class NoCounterfactual(list):  # type: ignore[type-arg]
     """What a method returns for an item it has nothing to rewrite in: an empty list of counterfactuals
     that says why (``reason``), so that the run records the reason instead of a bare "no counterfactual"."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, details: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.reason = reason
+        #: what led to the reason, for the run directory (an LLM's unreadable answers, say)
+        self.details = details
 
     def __reduce__(self) -> tuple[Any, ...]:  # engines send results between processes
-        return (NoCounterfactual, (self.reason,))
+        return (NoCounterfactual, (self.reason, self.details))
 
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One unit of work for a method: a record and the label it should be rewritten towards."""
+    """One unit of work for a method: a record and the label it should be rewritten towards. ``draw``: how
+    often its answers were drawn before and held nothing readable (``--retry-failed`` draws again, with new
+    seeds; 0 for a first run)."""
 
     record: Record
     target: str
+    draw: int = 0
 
     @property
     def key(self) -> str:

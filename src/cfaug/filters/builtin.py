@@ -17,25 +17,30 @@ from cfaug.nlp.tokens import same_words
 class FlipConfig:
     min_target_prob: float = param(0.5, "the judge's probability of the target must reach this", min=0.0, max=1.0)
     score: str = param("target_prob", "the candidate score holding P(target) (set by the method's judge)")
+    max_words: int | None = param(None, "texts of more words than this pass unread (none: every text is read)",
+                                  min=1)
 
 
 @dataclass
 class FlipFilter:
     """The method's label judge gives the target label, with probability at least ``min_target_prob``.
-    Reads the candidate's ``target_prob`` and ``flipped`` scores, which the method computes with its judge."""
+    Reads the candidate's ``target_prob`` and ``flipped`` scores, which the method computes with its judge.
+    An original of more than ``max_words`` words passes unread (when set)."""
 
     min_target_prob: float = 0.5
     score: str = "target_prob"
+    max_words: int | None = None
     name: str = "flip"
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
-        return [bool(c.scores.get("flipped", 1.0)) and c.scores.get(self.score, 0.0) >= self.min_target_prob
+        return [(self.max_words is not None and len(c.old_text.split()) > self.max_words)
+                or (bool(c.scores.get("flipped", 1.0)) and c.scores.get(self.score, 0.0) >= self.min_target_prob)
                 for c in batch]
 
 
 @register_filter("flip.v1", "the method's own label judge gives the target label", FlipConfig)
 def build_flip(cfg: FlipConfig, ctx: Any) -> FlipFilter:
-    return FlipFilter(cfg.min_target_prob, cfg.score)
+    return FlipFilter(cfg.min_target_prob, cfg.score, cfg.max_words)
 
 
 @dataclass
@@ -43,15 +48,22 @@ class EditRateConfig:
     max: float = param(0.3, "largest token edit rate allowed", min=0.0)
     min_edits: int = param(0, "token edits always allowed, whatever the rate (a short text: 'bad service .' -> "
                            "'good service .' is 1 edit of 3 tokens)", min=0)
+    max_short: float | None = param(None, "largest token edit rate of a short text (at most short_tokens tokens; "
+                                    "none = max): a sentence with three opinion words needs three edits",
+                                    min=0.0)
+    short_tokens: int = param(20, "max_short: texts of at most this many tokens are short", min=1)
 
 
 @dataclass
 class MaxEditRate:
-    """Token edit rate (token Levenshtein distance / original tokens) at most ``max``, or at most
-    ``min_edits`` token edits (which a short text needs to change at all)."""
+    """Token edit rate (token Levenshtein distance / original tokens) at most ``max`` (``max_short`` for a
+    text of at most ``short_tokens`` tokens), or at most ``min_edits`` token edits (which a short text needs
+    to change at all)."""
 
     max: float = 0.3
     min_edits: int = 0
+    max_short: float | None = None
+    short_tokens: int = 20
     name: str = "edit_rate"
 
     def check(self, batch: Sequence[Candidate]) -> list[bool]:
@@ -62,7 +74,10 @@ class MaxEditRate:
             rate = c.scores.get("edit_rate")
             if rate is None:
                 rate = c.scores["edit_rate"] = token_edit_rate(c.old_text, c.new_text)
-            ok = rate <= self.max
+            bound = self.max
+            if self.max_short is not None and len(tokenize(c.old_text)) <= self.short_tokens:
+                bound = self.max_short
+            ok = rate <= bound
             if not ok and self.min_edits:
                 ok = levenshtein(tokenize(c.old_text), tokenize(c.new_text)) <= self.min_edits
             out.append(ok)
@@ -71,7 +86,7 @@ class MaxEditRate:
 
 @register_filter("max-edit-rate.v1", "token edit rate at most a threshold (minimal edits)", EditRateConfig)
 def build_edit_rate(cfg: EditRateConfig, ctx: Any) -> MaxEditRate:
-    return MaxEditRate(cfg.max, cfg.min_edits)
+    return MaxEditRate(cfg.max, cfg.min_edits, cfg.max_short, cfg.short_tokens)
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The flip check: an independent classifier reads each rewrite before it is written under its target label.
 
 A language model asked for a label flip often returns a rewrite that does not flip ("the service was amazing,
-but the staff were very friendly" as a negative). The check keeps a rewrite only when a label judge that is
+but the staff were very friendly" as a negative), or its source again but for a function word ("they also
+have lost sight of ..." -> "they have lost sight of ..."): a near copy fails the check whatever the judge
+says. The check keeps a rewrite only when a label judge that is
 not the generator gives it the target label with probability at least ``min_prob``; a rewrite that fails
 keeps its row in ``results.jsonl`` with the verdict ``flip_check: false`` and the judge's label, and is
 counted among the filtered-out candidates of the run summary.
@@ -69,16 +71,28 @@ class FlipCheck:
         for cf, row in zip(todo, probs):
             best = labels[int(row.argmax())]
             target_prob = float(sum(p for lab, p in zip(labels, row) if self.mapping[lab] == cf.target))
-            ok = self.mapping[best] == cf.target and target_prob >= self.min_prob
+            copy = near_copy_of_source(cf, roles)
+            ok = self.mapping[best] == cf.target and target_prob >= self.min_prob and not copy
             cf.meta[NAME] = {"judge": self.info.get("judge", self.judge.name), "label": self.mapping[best],
                              "target_prob": round(target_prob, 4)}
             verdicts = dict(cf.meta.get("filters") or {})
             verdicts[NAME] = ok
             notes = dict(cf.meta.get("filter_notes") or {})
-            if not ok:
+            if copy:
+                notes[NAME] = "a near copy of the source: only function words differ"
+            elif not ok:
                 notes[NAME] = (f"the flip check's judge reads {self.mapping[best]}, not {cf.target} "
                                f"(P(target) {target_prob:.2f})")
             record_filters(cf.meta, verdicts, notes or None)
+
+
+def near_copy_of_source(cf: Counterfactual, roles: Sequence[str]) -> bool:
+    """Whether every rewritten field of ``cf`` repeats its source's but for function words
+    (:func:`~cfaug.nlp.tokens.near_copy`)."""
+    from cfaug.nlp.tokens import near_copy
+
+    changed = [r for r in roles if cf.fields.get(r) != cf.source.fields.get(r)]
+    return bool(changed) and all(near_copy(cf.source.fields.get(r, ""), cf.fields.get(r, "")) for r in changed)
 
 
 def build_flip_check(choice: str, task: Task, *, data: str | None = None, model: str | None = None,

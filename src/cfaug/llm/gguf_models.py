@@ -28,4 +28,25 @@ def resolve_gguf(model: str) -> Path:
         raise LLMConfigError(str(exc)) from None
 
 
-__all__ = ["PACKAGED", "SUFFIX", "PackagedModel", "gguf_store", "looks_like_gguf", "resolve_gguf", "runtime_installed"]
+#: a GGUF file at most this large is a small model (under about a billion parameters at 4 bits)
+SMALL_MODEL_BYTES = 700 * 2 ** 20
+
+
+def small_local_model(model: str | None, base_url: str | None = None) -> bool:
+    """Whether ``model`` is a small language model run here: a GGUF model (a packaged name or a ``.gguf``
+    path, not served at ``base_url``) whose file holds at most :data:`SMALL_MODEL_BYTES` (its header's
+    parameter count where it gives one). A packaged name and its file answer alike; a file that cannot be
+    read is not small (its run will say why)."""
+    if not model or base_url or not looks_like_gguf(model):
+        return False
+    from cfaug.llm.gguf import GGUFError, read_metadata
+
+    try:
+        info = read_metadata(_resolve_gguf(model))
+    except (ModelFileError, GGUFError, OSError):
+        return False
+    return info.size <= SMALL_MODEL_BYTES
+
+
+__all__ = ["PACKAGED", "SMALL_MODEL_BYTES", "SUFFIX", "PackagedModel", "gguf_store", "looks_like_gguf", "resolve_gguf",
+           "runtime_installed", "small_local_model"]

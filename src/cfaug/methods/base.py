@@ -141,9 +141,10 @@ class Method:
             raise ConfigError(f"method {self.name} supports tasks {', '.join(self.supported_tasks)}, not {task.name!r}")
 
     def item_seed(self, item: WorkItem) -> int:
-        """A seed that depends only on the run seed and the item, so results do not depend on batching,
-        order, workers or resumption."""
-        digest = hashlib.sha256(f"{self.seed}\0{item.key}".encode()).digest()
+        """A seed that depends only on the run seed and the item (and its draw), so results do not depend on
+        batching, order, workers or resumption."""
+        salt = f"\0draw={item.draw}" if item.draw else ""  # a new draw of an item gets new seeds
+        digest = hashlib.sha256(f"{self.seed}\0{item.key}{salt}".encode()).digest()
         return int.from_bytes(digest[:8], "little")
 
 

@@ -13,9 +13,13 @@ the run directory, so usage and ``--max-budget`` cover every session of the run)
 concurrently, then ``aclose``, ``report`` and ``close``.
 
 Every subclass's ``agenerate`` runs inside an *item scope* (wrapped when the class is defined): unreadable
-answers are counted per work item (``llm_unparsed_items``), and when the item fails, the answers that
-never parsed are dropped from the request cache, so ``--retry-failed`` asks the model again instead of
-replaying the failure. An item that finishes keeps every answer cached (a rerun makes no request).
+answers are counted per work item (``llm_unparsed_items``). An item whose answers held nothing readable
+(:class:`~cfaug.llm.errors.UnparsedAnswer`) gets no counterfactual, with the reason and the raw answers in
+its result line (``details``, ``unreadable: true``): the model answered, so it is no failure. Its answers that
+never parsed are dropped from the request cache, and ``--retry-failed`` draws the item again with new seeds
+(``draw`` 1, 2, ...; at least :data:`REDRAW_TEMPERATURE`). An item that fails (no answer could be had: the
+server, the budget) drops them too, so ``--retry-failed`` asks again. An item that finishes keeps every
+answer cached (a rerun makes no request).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cfaug.data.records import NoCounterfactual, Record, WorkItem
+from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.llm.errors import CUT_OFF, REFUSED, LLMConfigError, ParseError, UnparsedAnswer
 from cfaug.llm.ledger import USAGE_FILE
@@ -38,6 +42,8 @@ from cfaug.llm.settings import LLMSettings
 from cfaug.llm.types import Completion, Message
 from cfaug.config import ConfigError, config_dict, param
 from cfaug.filters.flip_check import CHOICES as FLIP_CHOICES
+from cfaug.filters.choice import ChoiceStep, build_choice
+from cfaug.filters.completeness import CompletenessCheck
 from cfaug.filters.flip_check import FlipCheck, build_flip_check
 from cfaug.methods.base import Method
 from cfaug.quoting import quote
@@ -63,7 +69,8 @@ class LLMConfig:
     ``max_tokens`` (None: enough for the text being edited: a third of its characters plus 64, at
     most 4096); ``parse_retries``: how often an unreadable answer is sent back with a reminder;
     ``length_retry_max_tokens``: an answer cut off at ``max_tokens`` is asked once more with twice the
-    budget, at most this many tokens; ``untagged_*``: the bounds within which an answer is taken as a
+    budget, at most this many tokens (and, without ``max_tokens``, at most :data:`BUDGET_FACTOR` times the
+    source's budget, as every answer); ``untagged_*``: the bounds within which an answer is taken as a
     rewrite of its source, tagged or not (the names are kept from when they bounded untagged answers only;
     see :class:`~cfaug.llm.parsers.RevisedText`).
     """
@@ -98,6 +105,11 @@ class LLMConfig:
     flip_check_labels: str | None = param(None, "flip_check=hf: its output labels in order, comma-separated")
     flip_check_min_prob: float = param(0.5, "the flip check's probability of the target must reach this", min=0.0,
                                        max=1.0)
+    completeness: bool = param(True, "with the flip check: also drop a rewrite that leaves an opinion of the "
+                               "source's polarity standing (read clause by clause; sentiment tasks)")
+    keep: int = param(1, "rewrites written per item: the best of its candidates (samples, search results) by the "
+                      "shared choice step (an independent judge's P(target), n-gram fluency, closeness)", min=1,
+                      max=20)
 
 
 @dataclass
@@ -140,6 +152,13 @@ class Answer:
         return out
 
 
+#: the most tokens of any answer about a text, as a multiple of the budget of its rewrite (a third of its
+#: characters plus 64): a 20-word sentence gets at most about 400, never an 8,192-token retry
+BUDGET_FACTOR = 4
+#: the least temperature of an item drawn again by ``--retry-failed`` (at 0 a new seed gives the same answer)
+REDRAW_TEMPERATURE = 0.7
+
+
 @dataclass
 class _ItemScope:
     """The work item an ``agenerate`` call is working on, and the answers of its questions that never
@@ -147,6 +166,7 @@ class _ItemScope:
 
     key: str
     unparsed: list[Completion] = field(default_factory=list)
+    draw: int = 0
 
 
 #: The item scope of the running task (asyncio tasks inherit it, so ``gather`` inside an item keeps it).
@@ -163,13 +183,19 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
         current = _ITEM.get()
         if current is not None and current.key == item.key:  # super().agenerate: the same scope
             return await agenerate(self, item, task)
-        scope = _ItemScope(item.key)
+        scope = _ItemScope(item.key, draw=item.draw)
         token = _ITEM.set(scope)
         try:
             self.client.ledger.item_started(item.key)
-            result = await agenerate(self, item, task)
-            if self.flip_check is not None and result and not isinstance(result, NoCounterfactual):
-                self.flip_check.apply(result)
+            try:
+                result = await agenerate(self, item, task)
+            except UnparsedAnswer as exc:
+                # the model answered, and nothing in its answers was usable: no counterfactual, not a failure
+                if scope.unparsed and self._client is not None:
+                    self._client.forget(scope.unparsed)  # a rerun asks again rather than replaying them
+                return NoCounterfactual(str(exc), {**exc.details, "unreadable": True})
+            if result and not isinstance(result, NoCounterfactual):
+                result = self.finish(result)
             return result
         except Exception as exc:
             # the item failed (a run-stopping error leaves it unfinished, to be resumed as it was)
@@ -204,6 +230,9 @@ class LLMMethod(Method):
         self._parsers: dict[str, Parser] = {}
         #: the independent flip check every written rewrite passes (built in prepare; None: no check)
         self.flip_check: FlipCheck | None = None
+        #: the completeness check and the choice step every item's candidates go through (built in prepare)
+        self.completeness: CompletenessCheck | None = None
+        self.choice: ChoiceStep | None = None
         #: the least share of a source's words a rewrite keeps: the parameter, else the task's (set in prepare)
         self.min_overlap = self.config.untagged_min_overlap if self.config.untagged_min_overlap is not None \
             else UNTAGGED_MIN_OVERLAP
@@ -231,6 +260,12 @@ class LLMMethod(Method):
         self.flip_check, flip_facts = build_flip_check(
             c.flip_check, task, data=c.flip_check_data, model=c.flip_check_model, labels=c.flip_check_labels,
             min_prob=c.flip_check_min_prob, seed=self.seed, device=ctx.device or "cpu")
+        self.completeness, self.choice = build_choice(
+            task, self.flip_check.judge if self.flip_check is not None else None,
+            c.completeness and self.flip_check is not None, c.keep, ctx.device or "cpu")
+        flip_facts = {**flip_facts, "choice": self.choice.describe()}
+        if self.completeness is not None:
+            flip_facts["completeness"] = self.completeness.describe()
         llm = {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
                "cache": str(client.cache.path) if client.cache is not None else None,
                "price_table": client.ledger.prices.source,
@@ -239,6 +274,29 @@ class LLMMethod(Method):
         if describe is not None:
             llm["local_model"] = describe()
         return {"llm": llm, "flip_check": flip_facts}
+
+    def finish(self, result: list[Counterfactual]) -> list[Counterfactual]:
+        """An item's candidates after the shared steps: each rewrite put in its source's surface form (case and
+        tokenization, :func:`~cfaug.nlp.surface.in_surface_of`), the flip check, the completeness check, then
+        the choice step (the best ``keep`` of those that passed; all of them, failed, when none did)."""
+        from cfaug.nlp.surface import in_surface_of
+
+        for cf in result:
+            if isinstance(cf, Counterfactual):
+                for role in self._task_roles(cf):
+                    cf.fields[role] = in_surface_of(cf.source.fields.get(role, ""), cf.fields[role])
+        if self.flip_check is not None:
+            self.flip_check.apply(result)
+        if self.completeness is not None:
+            self.completeness.apply(result)
+        if self.choice is not None:
+            return self.choice.choose([result])[0]
+        return result
+
+    @staticmethod
+    def _task_roles(cf: Counterfactual) -> list[str]:
+        """The fields of ``cf`` its method rewrote (those that differ from the source's)."""
+        return [r for r, v in cf.fields.items() if isinstance(v, str) and v != cf.source.fields.get(r, v)]
 
     @property
     def client(self) -> LLMClient:
@@ -298,17 +356,27 @@ class LLMMethod(Method):
         ctx.setdefault("min_word_overlap", self.min_overlap)
         return ctx
 
-    def longer_budget(self, max_tokens: int | None, completion: Completion) -> int | None:
+    def longer_budget(self, max_tokens: int | None, completion: Completion, cap: int | None = None) -> int | None:
         """``max_tokens`` for asking again after ``completion`` was cut off: twice the budget it had (when the
         request set none, twice the tokens it got, else twice the client's default assumption), at most
-        ``length_retry_max_tokens``; None when that is no larger."""
+        ``length_retry_max_tokens`` and ``cap`` (the source's :meth:`budget_cap`); None when that is no
+        larger."""
         if max_tokens is None:
             from cfaug.llm.client import DEFAULT_MAX_TOKENS
 
             max_tokens = completion.tokens_out if completion.tokens_out > 0 and not completion.usage_estimated \
                 else DEFAULT_MAX_TOKENS
-        longer = min(self.config.length_retry_max_tokens, 2 * max_tokens)
+        longer = min(self.config.length_retry_max_tokens, 2 * max_tokens, cap or 2 * max_tokens)
         return longer if longer > max_tokens else None
+
+    def budget_cap(self, variables: dict[str, Any]) -> int | None:
+        """The most tokens any answer about the text being rewritten (``variables["original"]``) may take,
+        a longer-budget retry and reasoning included: :data:`BUDGET_FACTOR` x :meth:`max_tokens_for` the
+        source; None when ``max_tokens`` is set or there is no source."""
+        source = variables.get("original")
+        if self.config.max_tokens is not None or not isinstance(source, str):
+            return None
+        return BUDGET_FACTOR * self.max_tokens_for(source)
 
     async def ask(self, prompt: Prompt, variables: dict[str, Any], *, parser: str | Parser | None = None,
                   parser_context: dict[str, Any] | None = None, seed: int | None = None, sample: int = 0,
@@ -328,6 +396,12 @@ class LLMMethod(Method):
         parser_obj = parser if isinstance(parser, Parser) else self._parser(parser or prompt.parser, prompt)
         ctx = self.parser_context(variables, parser_context)
         params.setdefault("temperature", self.config.temperature)
+        cap = self.budget_cap(variables)
+        if cap is not None:  # no answer, reasoning included, longer than a small multiple of the source's
+            params["max_tokens"] = min(int(params.get("max_tokens") or cap), cap)
+        scope = _ITEM.get()
+        if scope is not None and scope.draw:  # a new draw of an item whose answers held nothing readable
+            params["temperature"] = max(float(params["temperature"] or 0.0), REDRAW_TEMPERATURE)
         messages: list[Message] = prompt.render(**variables)
         if "prompt_text" not in ctx:  # what an answer must not copy: the prompt, and the reminder it may get
             ctx["prompt_text"] = "\n".join([*(str(m.get("content") or "") for m in messages),
@@ -359,7 +433,7 @@ class LLMMethod(Method):
                 if completion.truncated and exc.kind == CUT_OFF:
                     limit = params.get("max_tokens")
                     where = f"max_tokens={limit}" if limit is not None else "the server's max_tokens"
-                    longer = self.longer_budget(limit, completion) if raised is None else None
+                    longer = self.longer_budget(limit, completion, cap) if raised is None else None
                     if longer is not None:
                         reasons.append(f"{exc.reason} ({where}, finish_reason 'length'); asked again with "
                                        f"max_tokens={longer}")
@@ -395,6 +469,34 @@ class LLMMethod(Method):
             details["refusals"] = [c.refusal for c in completions]
         raise UnparsedAnswer(
             f"no readable answer in {len(completions)} attempt(s) (prompt {prompt.name}): {reasons[-1]}", details)
+
+    async def gather_readable(self, *aws: Any) -> tuple[list[tuple[int, Answer]], list[dict[str, Any]]]:
+        """Ask several questions at once (samples of one prompt, say) and keep the readable answers, each
+        with its position; an unreadable one is dropped with its reason (``{"sample": n, "reason": ...}``)
+        instead of failing the others. When none is readable, the first :class:`UnparsedAnswer` is raised
+        (the item then gets no counterfactual, with that reason)."""
+        tasks = [asyncio.ensure_future(a) for a in aws]
+        try:
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        readable: list[tuple[int, Answer]] = []
+        dropped: list[dict[str, Any]] = []
+        first: UnparsedAnswer | None = None
+        for n, res in enumerate(results):
+            if isinstance(res, UnparsedAnswer):
+                first = first or res
+                dropped.append({"sample": n, "reason": str(res)})
+            elif isinstance(res, BaseException):
+                raise res
+            else:
+                readable.append((n, res))
+        if not readable and first is not None:
+            raise first
+        return readable, dropped
 
     async def gather(self, *aws: Any) -> list[Any]:
         """``asyncio.gather`` that cancels the siblings when one fails."""

@@ -50,8 +50,9 @@ class ZeroShot(LLMMethod):
         samples: int = param(1, "answers drawn per item (use a temperature above 0 to make them differ)", min=1,
                              max=20)
         prompt_set: str = param("auto", "default: the instruction prompt; small: a completion-style prompt the model "
-                                "continues (zero-shot-<task>-small, where the task has one); auto: small for the "
-                                "packaged small models run here (cfaug llm models), default for any other model",
+                                "continues (zero-shot-<task>-small, where the task has one); auto: small for a small "
+                                "GGUF model run here (a packaged one or any .gguf file under 700 MB), default for "
+                                "any other model",
                                 choices=("auto", "default", "small"))
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
@@ -67,13 +68,13 @@ class ZeroShot(LLMMethod):
     def prompt_name(self, task: Task) -> str:
         """``zero-shot-<task>``, or its ``-small`` variant (where the task has one) under ``prompt_set=small``,
         or ``auto`` with a packaged small model."""
-        from cfaug.llm.gguf_models import PACKAGED
+        from cfaug.llm.gguf_models import small_local_model
         from cfaug.llm.templates import has_prompt
 
         name = f"zero-shot-{task.name}"
         chosen = self.config.prompt_set
         if chosen == "auto":
-            chosen = "small" if self.settings.model in PACKAGED and not self.settings.base_url else "default"
+            chosen = "small" if small_local_model(self.settings.model, self.settings.base_url) else "default"
         small = f"{name}-small"
         if chosen == "small" and has_prompt(small):
             return small
@@ -85,12 +86,12 @@ class ZeroShot(LLMMethod):
         role = variables["edit_role"]
         original = item.record.fields[role]
         seed = self.item_seed(item) % (2 ** 31)
-        answers = await self.gather(*(
+        answers, dropped = await self.gather_readable(*(
             self.ask(prompt, variables, seed=seed, sample=s, max_tokens=self.max_tokens_for(original))
             for s in range(self.config.samples)))
         out: list[Counterfactual] = []
         seen: set[str] = set()
-        for sample, answer in enumerate(answers):
+        for sample, answer in answers:
             text = answer.value
             if text in seen or same_words(text, original):
                 continue  # a repeat, or the original again: never written under the target label
@@ -98,6 +99,8 @@ class ZeroShot(LLMMethod):
             fields = dict(item.record.fields)
             fields[role] = text
             meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}
+            if dropped:
+                meta["unreadable_samples"] = dropped  # the item's other samples, dropped with their reasons
             record_filters(meta, {"changed": True})
             out.append(Counterfactual(item.record, fields, item.target, self.name, meta))
         return out or NoCounterfactual(UNCHANGED)

@@ -119,6 +119,35 @@ def same_words(a: str, b: str) -> bool:
     return not word_forms(a).isdisjoint(word_forms(b))
 
 
+#: words whose insertion or removal can carry a label (a negation), never "function words only"
+_LABEL_FUNCTION_WORDS = frozenset({"not", "no", "never", "nor", "neither", "nothing", "none", "nobody", "nowhere",
+                                   "cannot", "without", "less", "least", "more", "most", "too", "very", "only",
+                                   "but", "against"})
+
+
+def near_copy(a: str, b: str) -> bool:
+    """Whether ``b`` repeats ``a`` but for function words: the words that differ (read as :func:`same_words`
+    reads them) are all common function words and none of them can carry a label (a negator, a degree word).
+    "they also have lost sight of what good deli food is ." and "They have lost sight of what good deli food
+    is." are near copies; "do n't go here" and "do go here" are not (a negation is removed).
+
+    >>> near_copy("they also have lost sight of it .", "They have lost sight of it."), near_copy("do n't go", "do go")
+    (True, False)
+    """
+    import difflib
+
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    x, y = word_sequence(unescaped(a)), word_sequence(unescaped(b))
+    if x == y:
+        return True
+    differ: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_opcodes():
+        if op != "equal":
+            differ += [*x[i1:i2], *y[j1:j2]]
+    return all(w in STOP_WORDS and w not in _LABEL_FUNCTION_WORDS and not w.endswith("nt") for w in differ)
+
+
 def has_form(word: str, words: set[str]) -> bool:
     """Whether ``words`` holds ``word`` or, for words of four letters or more, another form of its stem
     ("sleeps" and "sleeping", "taste" and "tasted"): prefixes of all but the last three letters, at least four.

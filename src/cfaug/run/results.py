@@ -37,6 +37,8 @@ def result_line(item: WorkItem, cfs: Sequence[Counterfactual] | None, schema: Sc
         line: dict[str, Any] = {
             "key": item.key, "source_id": item.record.id, "target": item.target, "status": "error",
             "error": error, "counterfactuals": []}
+        if item.draw:
+            line["draw"] = item.draw
         if details:
             line["details"] = details
         return line
@@ -51,8 +53,12 @@ def result_line(item: WorkItem, cfs: Sequence[Counterfactual] | None, schema: Sc
     status = "ok" if any(cf.passed for cf in cfs or []) else "no_counterfactual"
     out = {"key": item.key, "source_id": item.record.id, "target": item.target, "status": status,
            "counterfactuals": rows}
+    if item.draw:
+        out["draw"] = item.draw
     if isinstance(cfs, NoCounterfactual):
         out["reason"] = cfs.reason
+        if cfs.details:
+            out["details"] = cfs.details
     elif status == "no_counterfactual":
         out["reason"] = no_counterfactual_reason([row["meta"] for row in rows])
     return out

@@ -208,8 +208,18 @@ class Runner:
         records = self.take(data.records)
         items = [WorkItem(r, t) for r in records for t in self.task.targets(r)]
         done = self.rd.finished()
-        pending = [it for it in items if it.key not in done
-                   or (o.retry_failed and done[it.key].get("status") == "error")]
+        pending = []
+        redrawn = 0
+        for it in items:
+            line = done.get(it.key)
+            if line is None or (o.retry_failed and line.get("status") == "error"):
+                pending.append(it)
+            elif o.retry_failed and unreadable(line):  # answers were had, none readable: new seeds
+                pending.append(WorkItem(it.record, it.target, int(line.get("draw") or 0) + 1))
+                redrawn += 1
+        if redrawn:
+            self.log(f"--retry-failed: {redrawn} item(s) whose answers held nothing readable are drawn again "
+                     "with new seeds")
         return Plan(records, items, pending, done)
 
     def take(self, records: list[Record]) -> list[Record]:
@@ -519,3 +529,10 @@ def _peak_memory_mb() -> float:
     except ImportError:  # pragma: no cover - not on Windows
         return 0.0
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def unreadable(line: dict[str, Any]) -> bool:
+    """Whether a result line is an item the model answered with nothing readable (no counterfactual, its
+    ``details`` say ``unreadable``): what ``--retry-failed`` draws again."""
+    details = line.get("details")
+    return line.get("status") == "no_counterfactual" and isinstance(details, dict) and bool(details.get("unreadable"))

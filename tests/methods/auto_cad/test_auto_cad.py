@@ -17,7 +17,8 @@ from cfaug.data.io import read_dataset
 from cfaug.data.records import Record, WorkItem
 from cfaug.data.tasks import make_task
 from cfaug.local_models import ModelPathError
-from cfaug.nlp.tokens import token_edit_rate
+from cfaug.nlp.tokens import levenshtein, token_edit_rate
+from cfaug.nlp.tokens import tokenize as tokenize_words
 from cfaug.methods.auto_cad import AutoCAD, AutoCADConfig
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
 from cfaug.methods.auto_cad.planner import removal
@@ -59,8 +60,8 @@ def default_artifacts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def default_fit(records, task, encoder_path, default_artifacts):
-    # C reads the 40 fixture rows alone (no shipped background), so the tests below see a weak, unsure C,
-    # and the flip filter passes it at 0.7
+    # C reads the 40 fixture rows alone (no shipped background), so the tests below see a weak, unsure C;
+    # RM-CT and REP-CT edit until it gives 0.7, and the flip filter passes it at flip_min_prob (0.5)
     m, fit_facts, facts = fitted(AutoCADConfig(encoder=str(encoder_path), min_similarity=0.5, variants="rm,rep",
                                                require_flip=True, classifier_background="none",
                                                min_target_prob=0.7),
@@ -148,15 +149,28 @@ def test_each_variant_makes_its_kind_of_edit(default_results, items):
     assert variants == {"rm-ct", "rep-ct"}
 
 
+def edit_rate_allowed(config, original, rewrite):
+    """The edit-rate filter's verdict: a rate of at most max_edit_rate (max_edit_rate_short for a text of at most
+    20 tokens), or at most min_edits token edits."""
+    old, new = tokenize_words(original), tokenize_words(rewrite)
+    bound = config.max_edit_rate
+    if config.max_edit_rate_short is not None and len(old) <= 20:
+        bound = config.max_edit_rate_short
+    return token_edit_rate(original, rewrite) <= bound or levenshtein(old, new) <= config.min_edits
+
+
 def test_filters_are_recorded_and_decide_passed(default_method, default_results):
-    max_rate = default_method[0].config.max_edit_rate
+    config = default_method[0].config
+    assert (config.max_edit_rate, config.max_edit_rate_short, config.min_edits) == (0.3, 0.5, 3)
     cands = candidates(default_results)
     for cf in cands:
         f = cf.meta["filters"]
-        assert list(f) == ["flip", "edit_rate", "similarity"]  # in the order they run
+        # in the order they run; the completeness check reads the candidates that passed them all
+        assert list(f) == ["flip", "edit_rate", "similarity"] + (["complete"] if "complete" in f else [])
+        assert ("complete" in f) == (all(f[k] for k in ("flip", "edit_rate", "similarity")))
         assert f["flip"] == cf.meta["own_judge"]["flipped"]
         if f["flip"]:
-            assert f["edit_rate"] == (cf.meta["edit_rate"] <= max_rate)
+            assert f["edit_rate"] == edit_rate_allowed(config, cf.source.text(), cf.fields["text"])
         else:
             assert f["edit_rate"] is None  # not computed: an earlier filter already failed
         if f["flip"] and f["edit_rate"]:
@@ -191,7 +205,9 @@ def test_a_negation_only_text_gives_one_candidate(default_method, task):
 
 def test_edit_rate_filter_marks_candidates_failed(default_method, default_artifacts, items, task):
     m, _ = default_method
-    results = with_config(m, default_artifacts, task, max_edit_rate=0.05, min_edits=0).generate(items[:8], task)
+    # max_edit_rate_short=None: the short fixture texts are held to max_edit_rate too
+    results = with_config(m, default_artifacts, task, max_edit_rate=0.05, max_edit_rate_short=None,
+                          min_edits=0).generate(items[:8], task)
     cands = candidates(results)
     assert cands
     for cf in cands:
@@ -335,8 +351,9 @@ def test_hub_names_are_refused_before_anything_is_fetched(records, task, params,
 
 @pytest.fixture(scope="module")
 def hf_method(records, task, tiny_classifier_dir, tiny_mlm_dir, tmp_path_factory):
+    # alternatives=1: one REP-CT rewrite per row, each word's best proposal (the tests read the MLM's ranking)
     m, _, facts = fitted(AutoCADConfig(classifier="hf", classifier_model=str(tiny_classifier_dir),
-                                       mlm=str(tiny_mlm_dir), min_similarity=0, tagger="none"),
+                                       mlm=str(tiny_mlm_dir), min_similarity=0, tagger="none", alternatives=1),
                          records, task, tmp_path_factory.mktemp("auto-cad-hf"))
     yield m, facts
     m.close()
@@ -431,7 +448,7 @@ def test_candidates_carry_a_graded_confidence(default_results):
 
 
 def test_several_diverse_counterfactuals_per_row(records, task, items, tmp_path):
-    m, _, _ = fitted(AutoCADConfig(alternatives=3, require_flip=False, folds=2), records, task, tmp_path)
+    m, _, _ = fitted(AutoCADConfig(alternatives=3, keep=3, require_flip=False, folds=2), records, task, tmp_path)
     results = m.generate(items, task)
     counts = [len([cf for cf in cfs if cf.meta["variant"] == "rep-ct"]) for cfs in results]
     assert max(counts) == 3 and sum(c >= 2 for c in counts) >= len(items) // 2
@@ -499,20 +516,34 @@ def test_the_warning_is_logged_during_a_run(records, task, tmp_path):
     assert [f"warning: {w}" for w in facts["warnings"]] == [line for line in logged if line.startswith("warning")]
 
 
-def test_by_default_every_rewrite_is_kept_with_a_graded_confidence(default_method, default_artifacts, items, task):
+def test_without_require_flip_every_rewrite_is_kept_with_a_graded_confidence(default_method, default_artifacts,
+                                                                             default_results, items, task):
     m, _ = default_method
-    graded = with_config(m, default_artifacts, task, require_flip=False)
+    # keep=10: the choice step writes every candidate that passed, so the two settings can be compared
+    graded = with_config(m, default_artifacts, task, require_flip=False, keep=10)
     results = graded.generate(items, task)
     kept = candidates(results)
     assert all(cf.passed and "flip" not in cf.meta["filters"] for cf in kept if cf.meta["filters"]["edit_rate"])
+    assert all("complete" not in cf.meta["filters"] for cf in kept)  # no completeness check without require_flip
     assert any(not cf.meta["own_judge"]["flipped"] for cf in kept)  # C is not sure of every rewrite: kept anyway
     assert all(0.0 <= cf.meta["confidence"] <= 1.0 for cf in kept)
-    # the filter is an option: it drops exactly the rewrites C does not give the target with min_target_prob
-    strict = candidates(with_config(m, default_artifacts, task, require_flip=True).generate(items, task))
+    # the filter is an option: it drops exactly the rewrites C does not give the target with flip_min_prob (here
+    # the level meta.own_judge.flipped reports without require_flip, min_target_prob)
+    strict = candidates(with_config(m, default_artifacts, task, require_flip=True, completeness=False, keep=10,
+                                    flip_min_prob=m.config.min_target_prob).generate(items, task))
     assert {str(cf.fields) for cf in strict if cf.passed} == {
         str(cf.fields) for cf in kept if cf.passed and cf.meta["confidence"] >= m.config.min_target_prob
         and cf.meta["own_judge"]["flipped"]}
-    assert AutoCADConfig().require_flip is False and AutoCADConfig().min_target_prob == 0.9
+    # the defaults put precision first: only flipped, complete rewrites are written, the best one per variant
+    c = AutoCADConfig()
+    assert (c.require_flip, c.flip_min_prob, c.completeness, c.keep, c.alternatives) == (True, 0.5, True, 1, 3)
+    assert c.min_target_prob == 0.9
+    for cfs in default_results:
+        written = [cf for cf in cfs if cf.passed]
+        assert len(written) == len({cf.meta["variant"] for cf in written})
+        for cf in written:
+            assert cf.meta["filters"]["flip"] and cf.meta["filters"]["complete"] and cf.meta["choice"]["rank"] == 1
+            assert cf.meta["confidence"] >= m.config.flip_min_prob
 
 
 def test_names_are_never_edited(default_method, task):

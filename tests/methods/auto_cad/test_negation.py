@@ -40,7 +40,8 @@ def test_nothing_to_negate(text, word):
 def test_method_chooses_negation_and_never_negates_twice(tiny_auto_cad):
     from cfaug.data.records import Record, WorkItem
 
-    m, task = tiny_auto_cad(negation_weight=50.0)
+    # alternatives=1: the one REP-CT rewrite takes each word's best option, which the weight makes a negation
+    m, task = tiny_auto_cad(negation_weight=50.0, alternatives=1)
     item = WorkItem(Record("x", {"text": "This was an awful waste of time and I hated it."}, "negative"), "positive")
     [cfs] = m.generate([item], task)
     rep = next(cf for cf in cfs if cf.meta["variant"] == "rep-ct")

@@ -157,7 +157,9 @@ class _ScriptedLM:
         return [-10.0 if self.disliked in r.candidate.split() else 0.0 for r in requests]
 
 
-def test_fluency_lm_reranks_the_replacements_of_a_term_in_its_sentence(method, task):
+def test_fluency_lm_reranks_the_replacements_of_a_term_in_its_sentence(method, artifacts, task):
+    # alternatives=1: the one REP-CT rewrite takes each term's best replacement (no choice among alternatives)
+    method = with_config(method, artifacts, task, alternatives=1)
     text = "the staff were friendly . the fries were great ."
     [plain] = generate(method, task, (text, "positive"))
     chosen = [e["new"] for e in rep_ct(plain)[0].meta["edits"] if e["old"] == "friendly"]
@@ -168,6 +170,7 @@ def test_fluency_lm_reranks_the_replacements_of_a_term_in_its_sentence(method, t
         [ranked] = generate(method, task, (text, "positive"))
     finally:
         method.fluency_lm = None
+        method.close()
     # the LM read each candidate in its own sentence, with the edit's span in both versions
     friendly = [r for r in lm.requests if r.original == "the staff were friendly ."]
     assert len(friendly) > 1

@@ -71,8 +71,9 @@ def test_a_rerun_with_other_rewrite_settings_reads_the_votes_back(tmp_path, sent
     with monkeypatch.context() as mp:
         for cls in (words.LimeImportance, words.ShapleyImportance, words.IntegratedGradients):
             mp.setattr(cls, "explain", explained_again)
-        assert main([*args, "-p", "candidates=2", "-o", str(tmp_path / "cached.jsonl")]) == 0
-    assert main([*args, "-p", "candidates=2", "-p", "vote_cache=none", "-o", str(tmp_path / "fresh.jsonl")]) == 0
+        assert main([*args, "-p", "candidates=2", "-p", "keep=2", "-o", str(tmp_path / "cached.jsonl")]) == 0
+    assert main([*args, "-p", "candidates=2", "-p", "keep=2", "-p", "vote_cache=none",
+                 "-o", str(tmp_path / "fresh.jsonl")]) == 0
     cached, fresh = read_jsonl(tmp_path / "cached.jsonl"), read_jsonl(tmp_path / "fresh.jsonl")
     assert cached == fresh and len(cached) > len(read_jsonl(tmp_path / "first.jsonl"))
 

@@ -148,15 +148,18 @@ def test_unreadable_answers_are_failed_steps_and_the_loop_goes_on(serve, scripte
     assert lines[0]["status"] == "ok"
 
 
-def test_an_item_whose_answers_stay_unreadable_stops_after_max_unreadable_and_fails(serve, scripted, run_method):
-    """As with every LLM method, an item without one readable answer failed (--retry-failed asks again)."""
+def test_an_item_whose_answers_stay_unreadable_stops_after_max_unreadable_with_none(serve, scripted, run_method):
+    """As with every LLM method, an item without one readable answer gets no counterfactual, not a failure: its
+    line says why and is marked unreadable (--retry-failed draws it again)."""
     model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
     srv = serve(model)
     summary, rows, lines = run_method("compare-generate", REVIEW, srv)
-    assert rows == [] and summary.items_failed == 1 and summary.without_reasons == {}
-    assert lines[0]["status"] == "error" and lines[0]["error"].startswith(
-        "UnparsedAnswer: no readable answer: 3 unreadable answers in a row (max_unreadable=3)")
+    reason = lines[0]["reason"]
+    assert reason.startswith("no readable answer: 3 unreadable answers in a row (max_unreadable=3)")
+    assert rows == [] and summary.items_failed == 0 and summary.without_reasons == {reason: 1}
+    assert lines[0]["status"] == "no_counterfactual" and "error" not in lines[0] and lines[0]["counterfactuals"] == []
     details = lines[0]["details"]
+    assert details["unreadable"] is True
     assert details["stop"] == "max_unreadable" and [t["step"] for t in details["trajectory"]] == [0, 0, 1]
     assert len(model.asked["few-shot"]) == 3  # the two initial answers and one more sample, not 12 requests
     assert "judge" not in model.asked and srv.count() == 3
@@ -179,12 +182,14 @@ def test_the_search_stops_after_max_unreadable_answers_in_a_row_and_keeps_its_be
     assert config["params"]["max_unreadable"] == 2  # the run records the limit it used
 
 
-def test_with_a_larger_max_unreadable_an_unreadable_item_fails_with_every_step_kept(serve, scripted, run_method):
+def test_with_a_larger_max_unreadable_an_unreadable_item_gets_none_with_every_step_kept(serve, scripted, run_method):
     model = scripted(**{"few-shot": ["I cannot help with that."], "judge": ["positive"]})
     srv = serve(model)
     summary, rows, lines = run_method("compare-generate", REVIEW, srv, max_steps=3, max_unreadable=10)
-    assert rows == [] and summary.items_failed == 1
-    assert lines[0]["status"] == "error" and lines[0]["error"].startswith("UnparsedAnswer")
+    assert rows == [] and summary.items_failed == 0 and sum(summary.without_reasons.values()) == 1
+    assert lines[0]["status"] == "no_counterfactual"
+    assert lines[0]["reason"].startswith("no readable candidate in 5 answer(s); the last: unreadable answer")
+    assert lines[0]["details"]["unreadable"] is True
     assert [t["step"] for t in lines[0]["details"]["trajectory"]] == [0, 0, 1, 2, 3]
     assert "judge" not in model.asked
 

@@ -65,12 +65,13 @@ def test_opro_stops_an_item_after_max_unreadable_answers_in_a_row(serve, scripte
     assert meta["stop"] == "max_unreadable" and meta["steps"] == 2 and len(meta["trajectory"]) == 4
 
 
-def test_opro_fails_an_item_when_no_answer_is_readable(serve, scripted, run_method):
+def test_opro_gives_an_item_no_counterfactual_when_no_answer_is_readable(serve, scripted, run_method):
     model = scripted(**{"few-shot": ["I will not do that."], "judge": ["positive"]})
     srv = serve(model)
     summary, rows, lines = run_method("opro", REVIEW, srv, max_unreadable=4)
-    assert rows == [] and lines[0]["status"] == "error" and summary.items_failed == 1
-    assert lines[0]["error"].startswith(
-        "UnparsedAnswer: no readable answer: 4 unreadable answers in a row (max_unreadable=4)")
+    assert rows == [] and lines[0]["status"] == "no_counterfactual" and summary.items_failed == 0
+    assert lines[0]["reason"].startswith("no readable answer: 4 unreadable answers in a row (max_unreadable=4)")
+    assert summary.without_reasons == {lines[0]["reason"]: 1}
+    assert lines[0]["details"]["unreadable"] is True
     assert len(lines[0]["details"]["trajectory"]) == 4
     assert srv.count() == 4  # not the 12 answers of ten steps

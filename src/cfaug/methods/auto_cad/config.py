@@ -77,13 +77,33 @@ class AutoCADConfig:
     lm_weight: float = param(0.15, "weight of the bigram/MLM context fit", min=0.0)
     antonym_weight: float = param(3.0, "bonus for a word from the built-in antonym table", min=0.0)
     pairs_weight: float = param(2.0, "bonus for substitutions mined from --pairs", min=0.0)
-    min_target_prob: float = param(0.9, "C's probability of the target that counts as flipped: RM-CT/REP-CT keep "
-                                   "editing until it is reached, and require_flip drops rewrites below it",
-                                   min=0.0, max=1.0)
-    require_flip: bool = param(False, "filter: drop rewrites C does not give the target (with min_target_prob); off: "
-                               "every rewrite is kept with its graded confidence (meta.confidence, C's probability "
-                               "of the target)")
-    max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit)", min=0.0)
+    min_target_prob: float = param(0.9, "C's probability of the target RM-CT/REP-CT edit toward: they keep editing "
+                                   "until it is reached (with require_flip=false it is also the level "
+                                   "meta.own_judge.flipped reports)", min=0.0, max=1.0)
+    require_flip: bool = param(True, "precision first: a rewrite is written only when C gives it the target with "
+                               "at least flip_min_prob and the completeness check passes (no opinion of the "
+                               "source's polarity left); false: every rewrite is written with its graded "
+                               "confidence (meta.confidence, C's probability of the target), as before")
+    flip_min_prob: float = param(0.5, "require_flip: C's probability of the target a written rewrite needs (chosen "
+                                 "on dev data so that an independent judge agrees with 90% of written rows; see "
+                                 "docs/concepts.md)", min=0.0, max=1.0)
+    flip_max_words: int | None = param(60, "require_flip: a text of more words than this (a review) is written "
+                                       "whatever C says, with its graded confidence: an in-domain judge agrees "
+                                       "with 94.7% of the CAD-IMDB dev rewrites unfiltered, and the filter cost "
+                                       "3.2 points of challenge accuracy downstream (docs/concepts.md); none: "
+                                       "every text is filtered", min=1)
+    completeness: bool = param(True, "require_flip: also drop a rewrite that leaves an opinion of the source's "
+                               "polarity standing, read clause by clause with the opinion lexicon and a judge "
+                               "(\"always friendly ... and always have shitty service !\")")
+    keep: int = param(1, "rewrites written per row and variant: the best of the candidates (alternatives) by the "
+                      "shared choice step (an independent judge's P(target), n-gram fluency, closeness)", min=1,
+                      max=10)
+    max_edit_rate: float | None = param(0.3, "filter: token edit rate at most this (none = no limit); the "
+                                        "95th percentile of human CAD-IMDB dev rewrites is 0.32", min=0.0)
+    max_edit_rate_short: float | None = param(0.5, "filter: token edit rate of a text of at most 20 tokens (a "
+                                              "sentence with three opinion words needs three edits; human rewrites "
+                                              "of such sentences change 0.24 of the tokens on average, 0.50 at the "
+                                              "90th percentile)", min=0.0)
     min_edits: int = param(3, "filter: token edits a rewrite may always make, whatever max_edit_rate says (a short "
                            "sentence needs them: 'bad service .' -> 'good service .' is 1 edit of 3 tokens, 'fridge "
                            "does n't work .' -> 'fridge works .' 3 of 5)", min=0)
@@ -103,8 +123,9 @@ class AutoCADConfig:
                            choices=("all", "opinion"))
     phrase_min_count: int = param(3, "--pairs: a mined phrase substitution ('a must see' -> 'a must miss') is "
                                   "applied when the pairs show it at least this often", min=1)
-    alternatives: int = param(1, "REP-CT counterfactuals per row: the k-th uses each word's k-th best option "
-                              "(replacement or negation), so rows get several diverse rewrites", min=1, max=10)
+    alternatives: int = param(3, "REP-CT candidates per row: the k-th uses each word's k-th best option "
+                              "(replacement or negation); the choice step writes the best keep of them", min=1,
+                              max=10)
     negation_weight: float = param(0.0, "REP-CT may negate the opinion word's predicate instead of replacing the "
                                    "word ('is worth' -> 'is not worth', 'loved' -> 'did not love'): the prior of that "
                                    "choice, weighed against the replacement's prior, bigram fluency and classifier "
@@ -155,10 +176,20 @@ class AutoCADConfig:
     fluency_lm_weight: float = param(1.0, "fluency_lm: weight of its span score next to the other scores", min=0.0)
     fluency_lm_floor: float = param(-2.0, "fluency_lm: a replacement whose span score is below this (nats per token "
                                     "less likely than the original's words) is dropped, unless every one is")
+    choice_lm: str | None = param(None, "a causal language model that breaks near ties of the choice step (the "
+                                  "candidates within 0.05 of the best score are read again by it): a packaged GGUF "
+                                  "model (smollm2-135m-instruct), a .gguf file or a local transformers folder; auto "
+                                  "= smollm2-135m-instruct when it is installed, else none (the n-gram fluency "
+                                  "alone)")
     tagger: str = param("en_ewt", "part-of-speech tagger that makes replacements keep the word class and form "
                         "(loved -> hated; never an adjective for a verb): en_ewt (bundled), a spaCy pipeline folder or "
                         "package, or none")
 
+
+THOROUGH = Preset(
+    "more candidates, read more closely: five alternatives per row, a negation of the opinion word's predicate "
+    "among each word's options, and the packaged local model (when installed) breaking near ties of the choice",
+    params={"alternatives": 5, "negation_weight": 3.0, "choice_lm": "auto"})
 
 PAPER = Preset(
     "Yang et al.'s setup: RM-CT, REP-CT and synonym sets; masked-LM proposals chosen by Eq. 1 on the sentence "
@@ -166,6 +197,7 @@ PAPER = Preset(
     "filter",
     params={"variants": "rm,rep,syn", "rm_terms": "top-per-sentence", "rep_selection": "eq1", "contexts": "lm",
             "context_samples": 20, "folds": 1, "replace": "all", "require_flip": False, "min_target_prob": 0.5,
+            "max_edit_rate_short": None,
             "max_edit_rate": None,
             "min_similarity": 0.0, "min_moverscore": 0.55, "tagger": "none", "negation_weight": 0.0,
             "negator_removal": "minimal", "content_words": "all", "classifier_background": "none",

@@ -13,6 +13,7 @@ import numpy as np
 from cfaug.data.records import Counterfactual, WorkItem
 from cfaug.editing.text import apply_edits, sentence_spans
 from cfaug.filters.base import apply_filters, build_filter, record_filters
+from cfaug.filters.choice import ChoiceStep
 from cfaug.filters.builtin import MinSimilarity
 from cfaug.judges.base import Candidate
 from cfaug.judges.registry import JudgeContext
@@ -27,14 +28,33 @@ def build_filters(config: AutoCADConfig, similarity: Any, judges: JudgeContext) 
     c = config
     out: list[Any] = []
     if c.require_flip:
-        out.append(build_filter({"@filters": "flip", "min_target_prob": c.min_target_prob}))
+        out.append(build_filter({"@filters": "flip", "min_target_prob": c.flip_min_prob,
+                                 "max_words": c.flip_max_words}))
     if c.max_edit_rate is not None:
-        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate, "min_edits": c.min_edits}))
+        out.append(build_filter({"@filters": "max-edit-rate", "max": c.max_edit_rate, "min_edits": c.min_edits,
+                                 "max_short": c.max_edit_rate_short}))
     if c.min_similarity > 0:
         out.append(MinSimilarity(c.min_similarity, similarity))
     if c.min_moverscore > 0:
         out.append(build_filter({"@filters": "moverscore", "min": c.min_moverscore, "model": c.moverscore_model},
                                 judges))
+    return out
+
+
+def choose_per_variant(choice: ChoiceStep, results: list[list[Counterfactual]]) -> list[list[Counterfactual]]:
+    """Each item's chosen candidates, ``choice.keep`` per variant (rm-ct, rep-ct, syn), in variant order."""
+    groups: list[list[Counterfactual]] = []
+    where: list[int] = []
+    for n, res in enumerate(results):
+        by: dict[str, list[Counterfactual]] = {}
+        for cf in res:
+            by.setdefault(str(cf.meta.get("variant")), []).append(cf)
+        for cands in by.values():
+            groups.append(cands)
+            where.append(n)
+    out: list[list[Counterfactual]] = [[] for _ in results]
+    for n, chosen in zip(where, choice.choose(groups)):
+        out[n] += chosen
     return out
 
 
@@ -59,7 +79,8 @@ def judge_rewrites(clf: Any, items: Sequence[WorkItem], docs: list[Any], pending
             continue  # the same words (up to case, spacing, punctuation), or the same text as an earlier variant
         made.add((i, new))
         tcol = labels.index(item.target) if item.target in labels else 0
-        flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= c.min_target_prob)
+        threshold = c.flip_min_prob if c.require_flip else c.min_target_prob
+        flipped = bool(labels[int(np.argmax(p))] == item.target and p[tcol] >= threshold)
         rate = token_edit_rate(orig, new)
         tokens = docs[i][0]
         meta = {
@@ -67,7 +88,7 @@ def judge_rewrites(clf: Any, items: Sequence[WorkItem], docs: list[Any], pending
             "edits": [e.to_json() for e in sorted(edits, key=lambda e: e.start)],
             "causal_terms": [t.describe(tokens) for t in terms],
             "own_judge": {"name": clf.name, "target_prob": round(float(p[tcol]), 4),
-                          "flipped": flipped, "threshold": c.min_target_prob},
+                          "flipped": flipped, "threshold": threshold},
             "edit_rate": round(rate, 4),
             "confidence": round(float(p[tcol]), 4),  # graded: C's probability of the target
             "proposer": proposer,

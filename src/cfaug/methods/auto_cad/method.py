@@ -38,8 +38,9 @@ from cfaug.editing.lexicon import load_lexicon
 from cfaug.editing.ngram import BigramModel
 from cfaug.judges.registry import JudgeContext, label_judge_spec
 from cfaug.methods.auto_cad.causal_terms import CausalTerm
-from cfaug.methods.auto_cad.config import NAME, PAPER, AutoCADConfig
-from cfaug.methods.auto_cad.filters import EditedSentenceJudge, build_filters, judge_rewrites
+from cfaug.methods.auto_cad.config import NAME, PAPER, THOROUGH, AutoCADConfig
+from cfaug.filters.choice import build_choice, ngram_fluency
+from cfaug.methods.auto_cad.filters import EditedSentenceJudge, build_filters, choose_per_variant, judge_rewrites
 from cfaug.methods.auto_cad.planner import EditPlanner
 from cfaug.methods.auto_cad.term_selection import select_terms, tag_texts
 from cfaug.methods.auto_cad.training import (background_texts, build_proposer, fit_text_models, load_classifier,
@@ -60,7 +61,7 @@ class AutoCAD(Method):
     trains = True
     resources = Resources(cpus=1.0, gpus=0.0, memory_mb=700)
     default_batch_size = 32
-    presets = {"paper": PAPER}
+    presets = {"paper": PAPER, "thorough": THOROUGH}
 
     def __init__(self, config: AutoCADConfig | None = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
@@ -86,6 +87,8 @@ class AutoCAD(Method):
         self.phrases: dict[str, Any] = {}
         self._encoder: Any = None
         self.fluency_lm: Any = None
+        self.completeness: Any = None
+        self.choice: Any = None
         self._device = "cpu"
 
     # ------------------------------------------------------------------------------------------- stages
@@ -103,13 +106,15 @@ class AutoCAD(Method):
                                     label_space=task.label_space, flag="-p classifier_labels=")
         if c.mlm:
             resolve_local_model(c.mlm, "masked language model")
-        if c.fluency_lm:
+        for key, lm in (("fluency_lm", c.fluency_lm), ("choice_lm", resolve_choice_lm(c.choice_lm))):
+            if not lm:
+                continue
             from cfaug.judges.causal_lm import resolve_causal_lm
 
             try:  # a GGUF model is converted here, once, not in every worker
-                resolve_causal_lm(c.fluency_lm)
+                resolve_causal_lm(lm)
             except (ModelPathError, ValueError, ImportError, OSError) as exc:
-                raise ConfigError(f"fluency_lm: {exc}") from None
+                raise ConfigError(f"{key}: {exc}") from None
         if c.encoder:
             try:
                 resolve_local_model(c.encoder, "sentence encoder")
@@ -145,13 +150,26 @@ class AutoCAD(Method):
         self.proposer = build_proposer(c, self.lexicon, self.bigram, pairs, artifact_dir, ctx.device)
         self.filters = build_filters(c, EditedSentenceJudge(self),
                                      JudgeContext(task, seed=self.seed, device=self._device))
+        self.completeness, self.choice = build_choice(
+            task, self.classifier, c.require_flip and c.completeness, c.keep, self._device,
+            ngram_fluency(self.bigram) if self.bigram is not None else None)
+        choice_lm = resolve_choice_lm(c.choice_lm)
         facts: dict[str, Any] = {"classifier": self.classifier.describe(), "classifier_folds": max(1, len(self.folds)),
-                                 "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values())}
+                                 "proposer": self.proposer.name, "mined_pairs": sum(len(v) for v in pairs.values()),
+                                 "choice": self.choice.describe()}
+        if self.completeness is not None:
+            facts["completeness"] = self.completeness.describe()
         if c.fluency_lm:
             from cfaug.judges.causal_lm import load_scorer
 
             self.fluency_lm = load_scorer(c.fluency_lm)
             facts["fluency_lm"] = self.fluency_lm.describe()
+        if choice_lm is not None:
+            from cfaug.judges.causal_lm import load_scorer
+
+            scorer = load_scorer(choice_lm)
+            self.choice.lm = lambda texts: [s.mean() or 0.0 for s in scorer.token_logprobs(list(texts))]
+            facts["choice_lm"] = scorer.describe()
         if c.tagger != "none":
             from cfaug.nlp import describe_pipeline, load_pipeline
 
@@ -198,6 +216,9 @@ class AutoCAD(Method):
                               similarity=lambda a, b: self.encoder.cosine(a, b), fluency_lm=self.fluency_lm)
         pending = planner.plan(items, docs, tags, seeds, task, clf, self.variants)
         results = judge_rewrites(clf, items, docs, pending, c, self.filters, self.proposer.name)
+        if self.completeness is not None:
+            self.completeness.apply([cf for res in results for cf in res])
+        results = choose_per_variant(self.choice, results)
         empty = [i for i, (_, terms, _) in enumerate(docs) if not results[i] and not terms]
         source_prob: dict[int, float] = {}
         if empty and c.causal_terms == "lexicon+classifier" and self.tagger is not None:
@@ -240,3 +261,15 @@ def unweighed_reason(source_prob: float) -> str:
                 "that are no opinion: its label rests on facts or context)")
     return (f"{head} (the classifier gives the source label only {source_prob:.2f} for the whole text: it does not "
             "read that label in these words either)")
+
+
+def resolve_choice_lm(value: str | None) -> str | None:
+    """The causal LM the ``choice_lm`` parameter names: ``auto`` is the packaged SmolLM2 when its package is
+    installed, else none."""
+    if value in (None, "none", ""):
+        return None
+    if value == "auto":
+        from cfaug.packaged_models import PACKAGED
+
+        return "smollm2-135m-instruct" if PACKAGED["smollm2-135m-instruct"].find(False) is not None else None
+    return value

@@ -30,6 +30,7 @@ from cfaug.methods.coba.config import (NAME, NO_PRINCIPAL_TRIPLE, NO_TRIPLE_FROM
 from cfaug.methods.coba.judge import check_judge_folder, check_rewrites, fit_judge, judge_spec, load_judges
 from cfaug.methods.coba.models import EnsembleModels
 from cfaug.methods.coba.votes import build_ensemble, extra_spurious_words, source_labels
+from cfaug.filters.choice import build_choice
 from cfaug.methods.llm_method import LLMMethod, task_variables
 from cfaug.nlp.tokens import same_words
 from cfaug.training.context import FitContext, StageContext
@@ -136,6 +137,11 @@ class CoBA(LLMMethod):
         if c.mode == "offline":
             from cfaug.nlp import describe_pipeline, load_pipeline
 
+            self.completeness, self.choice = build_choice(task, self.judge, c.completeness, c.keep, ctx.device or "cpu")
+            facts["choice"] = self.choice.describe()
+            if self.completeness is not None:
+                facts["completeness"] = self.completeness.describe()
+
             self.nlp = load_pipeline(c.parser)
             self.planner, planner_facts = offline_setup.build_planner(c, models, artifact_dir)
             facts.update(planner_facts)
@@ -200,7 +206,7 @@ class CoBA(LLMMethod):
             results.append(out or NoCounterfactual(REBUILT_ORIGINAL))
         if pending:
             self._check_rewrites(task, [items[n] for n, _ in pending], [cf for _, cf in pending])
-        return results
+        return [res if isinstance(res, NoCounterfactual) else self.finish(res) for res in results]
 
     # -------------------------------------------------------------------------------------- LLM path
     def _llm_prompt(self, step: str, task: Task) -> Any:
