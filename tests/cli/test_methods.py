@@ -54,6 +54,9 @@ def test_methods_verbose_lists_parameters_with_defaults(capsys):
                         r"confidence .*", lines["require_flip"])
     assert re.fullmatch(rf"    flip_min_prob = {c.flip_min_prob!r}  \[0\.\.1\] +require_flip: C's probability of "
                         r"the target a written rewrite needs .*", lines["flip_min_prob"])
+    assert re.fullmatch(rf"    flip_max_words = {c.flip_max_words!r}  \[1\.\.\] +require_flip: a text of more words "
+                        r"than this \(a review\) is written whatever C says, with its graded confidence.*",
+                        lines["flip_max_words"])
     assert re.fullmatch(rf"    min_target_prob = {c.min_target_prob!r}  \[0\.\.1\] +C's probability of the target "
                         r"RM-CT/REP-CT edit toward: .*", lines["min_target_prob"])
     assert re.fullmatch(r"    completeness = True +require_flip: also drop a rewrite that leaves an opinion of the "

@@ -104,7 +104,8 @@ def test_failed_candidates_take_no_part():
     judge = neg({BAD: 0.6, AWFUL: 0.99})
     failed = cand(AWFUL, passed=False)
     (chosen,) = ChoiceStep(TASK, judge).choose([[failed, cand(BAD)]])
-    assert texts(chosen) == [BAD] and chosen[0].meta["choice"]["candidates"] == 1
+    # the failed one stays after the chosen one, unscored (written only with --keep-failed)
+    assert texts(chosen) == [BAD, AWFUL] and chosen[0].meta["choice"]["candidates"] == 1 and chosen[1] is failed
     assert "choice" not in failed.meta and judge.asked == [BAD]
 
 
@@ -135,7 +136,17 @@ def test_without_a_judge_the_recorded_probabilities_are_read():
     b = cand(AWFUL, own_judge={"target_prob": 0.6})
     (chosen,) = step.choose([[b, a]])
     assert texts(chosen) == [BAD] and chosen[0].meta["choice"]["target_prob"] == 0.85
-    assert chosen[0].meta["choice"]["judge"] is None
+    assert chosen[0].meta["choice"]["judge"] == "own_judge"  # whose probability it is
+
+
+def test_a_long_text_is_scored_with_its_recorded_probability_not_read_by_the_judge():
+    long_original = " ".join(["the plot was good and the food was great ."] * 8)  # 80 words
+    judge = neg({})
+    a = cand(long_original.replace("good", "bad"), source=Record("2", {"text": long_original}, "positive"),
+             own_judge={"target_prob": 0.7, "name": "tfidf-logreg"})
+    (chosen,) = ChoiceStep(TASK, judge).choose([[a]])
+    assert judge.asked == [] and chosen[0].meta["choice"]["target_prob"] == 0.7
+    assert chosen[0].meta["choice"]["judge"] == "tfidf-logreg"
 
 
 def test_the_lm_breaks_only_near_ties():

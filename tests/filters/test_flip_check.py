@@ -83,3 +83,70 @@ def test_a_run_writes_the_flip_and_keeps_the_non_flip_aside_with_its_reason(tmp_
     assert summary.candidates_filtered_out == 1
     assert summary.without_reasons == {"every candidate failed a filter: flip_check": 1}
     assert sorted(r["text"] for r in rows_off) == ["The room was great, really.", "The soup was awful."]
+
+
+# -- a near copy of the source fails whatever the judge says ------------------------------------------------
+
+class SaysTarget:
+    """A judge that gives every text the label ``says`` with probability 1 (so only the near-copy rule can fail
+    a rewrite)."""
+
+    name = "says-target"
+
+    def __init__(self, labels, says):
+        self.labels = list(labels)
+        self.says = says
+        self.seen = []
+
+    def predict_proba(self, inputs):
+        import numpy as np
+
+        self.seen += list(inputs)
+        return np.array([[1.0 if lab == self.says else 0.0 for lab in self.labels] for _ in inputs])
+
+
+NEAR_COPY_NOTE = "a near copy of the source: only function words differ"
+
+
+def test_a_near_copy_of_the_source_fails_even_when_the_judge_reads_the_target():
+    from cfaug.filters.flip_check import FlipCheck
+
+    check = FlipCheck(SaysTarget(["negative", "positive"], "negative"), SentimentTask())
+    copy = cf("The food was great and the staff were also friendly.")  # "also": a function word
+    spaced = cf("the food was great and the staff were friendly .")  # case and tokenization only
+    flipped = cf("The food was awful and the staff were rude.")
+    negated = cf("The food was not great and the staff were not friendly.")  # a negator is no function word
+    check.apply([copy, spaced, flipped, negated])
+    for c in (copy, spaced):
+        assert not c.passed and c.meta["filters"][NAME] is False
+        assert c.meta["filter_notes"][NAME] == NEAR_COPY_NOTE
+        assert c.meta[NAME]["label"] == "negative"  # the judge's reading is still recorded
+    for c in (flipped, negated):
+        assert c.passed and c.meta["filters"][NAME] is True and NAME not in (c.meta.get("filter_notes") or {})
+
+
+def test_a_near_copy_fails_with_its_own_note_not_the_judges():
+    from cfaug.filters.flip_check import FlipCheck
+
+    check = FlipCheck(SaysTarget(["negative", "positive"], "positive"), SentimentTask())  # reads the source's
+    copy, other = cf("The food was great and the staff were also friendly."), cf("The food was cold.")
+    check.apply([copy, other])
+    assert not copy.passed and copy.meta["filter_notes"][NAME] == NEAR_COPY_NOTE
+    assert not other.passed and "reads positive, not negative" in other.meta["filter_notes"][NAME]
+
+
+def test_only_the_rewritten_field_of_a_pair_is_read_for_a_near_copy():
+    from cfaug.filters.flip_check import FlipCheck
+
+    task = NLITask(edit_side="hypothesis")
+    source = Record("1", {"premise": "A man sleeps on a bench.", "hypothesis": "A man is resting."}, "entailment")
+
+    def nli(hypothesis):
+        return Counterfactual(source, {"premise": source.fields["premise"], "hypothesis": hypothesis},
+                              "contradiction", "m", {"filters": {"changed": True}, "passed": True})
+
+    check = FlipCheck(SaysTarget(["entailment", "neutral", "contradiction"], "contradiction"), task)
+    copy, flipped = nli("The man is resting."), nli("A man is running a marathon.")
+    check.apply([copy, flipped])
+    assert not copy.passed and copy.meta["filter_notes"][NAME] == NEAR_COPY_NOTE
+    assert flipped.passed

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from cfaug.cli import main
-from cfaug.data.records import Record, WorkItem
+from cfaug.data.records import NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import SentimentTask
-from cfaug.llm import UnparsedAnswer
 from cfaug.llm.errors import COMMENTARY, CUT_OFF, NOT_A_REWRITE, REASONING_OPEN, TAGS_IN_TEXT
 from cfaug.methods.zero_shot import ZeroShot
 from cfaug.training.context import StageContext
@@ -60,6 +59,15 @@ def run(method, items, run_dir=None):
         return asyncio.run(go()), method.report()
     finally:
         method.close()
+
+
+def is_unreadable(result) -> bool:
+    """Whether an item's result says its answers held nothing readable: no counterfactual (not an error), its
+    reason and the raw answers kept, marked unreadable (what --retry-failed draws again)."""
+    assert isinstance(result, NoCounterfactual) and list(result) == [], result
+    assert result.reason.startswith("no readable answer"), result.reason
+    assert result.details["unreadable"] is True
+    return True
 
 
 def max_tokens_asked(srv):
@@ -111,7 +119,7 @@ def test_an_unclosed_reasoning_block_is_unreadable():
     with FakeLLM(default_reply=f"<think>{THOUGHT} Now I should write <revised>A dull") as srv:
         [err], report = run(zero_shot(srv), [item()])
         assert srv.count() == 3  # finish_reason "stop": sent back with a reminder, twice
-    assert isinstance(err, UnparsedAnswer) and "never closes it" in str(err)
+    assert is_unreadable(err) and "never closes it" in err.reason
     assert report["llm_unparsed_reasons"] == {REASONING_OPEN: 1}
 
 
@@ -144,8 +152,8 @@ def test_an_answer_cut_off_twice_is_never_written(reply):
     with FakeLLM(default_reply=reply) as srv:
         [err], report = run(zero_shot(srv, max_tokens=20), [item()])
         assert max_tokens_asked(srv) == [20, 40]  # no reminder: a reminder does not make an answer fit
-    assert isinstance(err, UnparsedAnswer)
-    assert "cut off at max_tokens" in str(err) and "-p max_tokens" in str(err)
+    assert is_unreadable(err)
+    assert "cut off at max_tokens" in err.reason and "-p max_tokens" in err.reason
     assert err.details["finish_reasons"] == ["length", "length"]
     assert report["llm_unparsed_reasons"] == {CUT_OFF: 1}
 
@@ -161,10 +169,10 @@ def test_the_longer_budget_is_capped_and_can_be_turned_off():
     reply = cut_at_max_tokens("<revised>" + " ".join(["word"] * 80) + "</revised>")
     with FakeLLM(default_reply=reply) as srv:
         [err], _ = run(zero_shot(srv, max_tokens=20, length_retry_max_tokens=25), [item()])
-        assert isinstance(err, UnparsedAnswer) and max_tokens_asked(srv) == [20, 25]
+        assert is_unreadable(err) and max_tokens_asked(srv) == [20, 25]
     with FakeLLM(default_reply=reply) as srv:
         [err], _ = run(zero_shot(srv, max_tokens=20, length_retry_max_tokens=0), [item()])
-        assert isinstance(err, UnparsedAnswer) and max_tokens_asked(srv) == [20]
+        assert is_unreadable(err) and max_tokens_asked(srv) == [20]
 
 
 def test_without_max_tokens_the_retry_doubles_what_the_server_gave():
@@ -175,9 +183,8 @@ def test_without_max_tokens_the_retry_doubles_what_the_server_gave():
 
         async def go():
             try:
-                return await method.ask(method.prompt("zero-shot-sentiment"),
-                                        {"text": TEXT, "original": TEXT, "target": "negative",
-                                         "source_label": "positive"})
+                return await method.ask(method.prompt("zero-shot-sentiment"),  # no "original": no cap
+                                        {"text": TEXT, "target": "negative", "source_label": "positive"})
             finally:
                 await method.aclose()
         answer = asyncio.run(go())
@@ -207,7 +214,7 @@ def test_an_untagged_answer_unlike_its_source_is_never_written(reply):
         [err], report = run(zero_shot(srv), [item()])
         assert srv.count() == 3  # the answer and two reminders
         assert "between <revised> and </revised>" in srv.requests[1].prompt
-    assert isinstance(err, UnparsedAnswer) and "does not read as a rewrite" in str(err)
+    assert is_unreadable(err) and "does not read as a rewrite" in err.reason
     assert report["llm_unparsed_reasons"] == {NOT_A_REWRITE: 1}
 
 
@@ -218,10 +225,10 @@ def test_the_untagged_bounds_are_parameters():
         assert cfs[0].fields["text"] == longer
     with FakeLLM(default_reply=longer) as srv:
         [err], _ = run(zero_shot(srv, untagged_max_length=1.2, parse_retries=0), [item()])
-        assert isinstance(err, UnparsedAnswer) and "allowed 0.5 to 1.2" in str(err)
+        assert is_unreadable(err) and "allowed 0.5 to 1.2" in err.reason
     with FakeLLM(default_reply="A dull film with a tedious plot.") as srv:  # a, film, with: half its words
         [err], _ = run(zero_shot(srv, parse_retries=0, untagged_min_overlap=0.6), [item()])
-        assert isinstance(err, UnparsedAnswer)
+        assert is_unreadable(err)
         [cfs], _ = run(zero_shot(srv, parse_retries=0), [item()])
         assert cfs[0].fields["text"] == "A dull film with a tedious plot."
 
@@ -245,16 +252,19 @@ def test_a_run_writes_only_readable_complete_answers_and_counts_the_others(tmp_p
         code = main(["augment", str(inp), "-o", str(tmp_path / "out.jsonl"), "--method", "zero-shot",
                      "--llm-base-url", srv.base_url, "--llm-model", "m", "--no-progress", "-p", "max_tokens=40",
                      "-p", "flip_check=none"])  # scripted answers: no classifier flip check
-    assert code in (0, 4)  # finished (4: with failed items)
+    assert code == 0  # finished: an unreadable answer is no failed item
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r["Text"] for r in rows] == [REWRITE]
     lines = {json.loads(line)["source_id"]: json.loads(line)
              for line in (tmp_path / "out.jsonl.run" / "results.jsonl").read_text().splitlines()}
     cut = lines["2"]
-    assert cut["status"] == "error" and "cut off at max_tokens" in cut["error"]
+    assert cut["status"] == "no_counterfactual" and "cut off at max_tokens" in cut["reason"] and "error" not in cut
     assert cut["details"]["finish_reasons"] == ["length", "length"] and len(cut["details"]["reasoning"]) == 2
+    assert all(lines[k]["status"] == "no_counterfactual" and lines[k]["details"]["unreadable"] is True
+               for k in ("2", "3", "4"))
     summary = json.loads((tmp_path / "out.jsonl.run" / "summary.json").read_text())
-    assert summary["items_failed"] == 3 and summary["counterfactuals_written"] == 1
+    assert summary["items_failed"] == 0 and summary["counterfactuals_written"] == 1
+    assert sum(summary["without_reasons"].values()) == 3
     assert summary["extra"]["llm_unparsed_reasons"] == {COMMENTARY: 1, CUT_OFF: 1, REASONING_OPEN: 1}
 
 
@@ -274,5 +284,5 @@ def test_an_answer_whose_tags_mix_with_its_sources_is_asked_again_then_never_wri
         [err], report = run(zero_shot(srv), [item(text=HOLDS_TAGS)])
         assert srv.count() == 3
         assert "The text itself holds </revised>: keep them where they are" in srv.requests[1].prompt
-    assert isinstance(err, UnparsedAnswer) and "holds </revised> itself" in str(err)
+    assert is_unreadable(err) and "holds </revised> itself" in err.reason
     assert report["llm_unparsed_reasons"] == {TAGS_IN_TEXT: 1}

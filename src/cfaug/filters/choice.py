@@ -5,8 +5,10 @@ other permutations and deletions; the LLM methods: several samples). Writing the
 of near-duplicates of mixed quality; the choice step keeps the best ``keep`` of them by one score, the same
 for every method:
 
-* ``target_prob``: the probability an independent judge (not the method's own) gives the target label (of a
-  long text, of the sentences the candidate changed: :func:`changed_part`);
+* ``target_prob``: the probability an independent judge (not the method's own) gives the target label; a
+  text of more than :data:`LONG_WORDS` words (a review) is scored with the probability its method's checks
+  recorded (the flip check's, else the own judge's): a sentence encoder reads only its first few hundred word
+  pieces, and reading a review's candidates costs seconds;
 * ``fluency``: how much less likely the rewrite's words are than the original's under a cheap n-gram model
   of the domain (nats per token, 0 = as likely, capped at ``-FLUENCY_FLOOR``); a causal language model, when
   one is given, reads only the candidates within ``tie_margin`` of the best, to break near ties;
@@ -65,8 +67,9 @@ class ChoiceStep:
                             "order": self.order_weight}, "target_cap": self.target_cap}
 
     def choose(self, results: Sequence[Sequence[Counterfactual]]) -> list[list[Counterfactual]]:
-        """Each item's candidates (one list per item) reduced to its chosen ones, best first; an item none of
-        whose candidates passed keeps them all (failed), an empty one stays empty. Lists that carry a reason
+        """Each item's candidates (one list per item) reduced to its chosen ones, best first, then those a check
+        rejected (failed: counted, and written only with ``--keep-failed``); passing candidates that were not
+        chosen are dropped (``meta.choice.candidates`` counts them). An empty list stays empty. Lists that carry a reason
         (:class:`~cfaug.data.records.NoCounterfactual`) are returned as they are."""
         passing = [(n, cf) for n, cands in enumerate(results) for cf in cands
                    if isinstance(cf, Counterfactual) and cf.passed]
@@ -87,7 +90,8 @@ class ChoiceStep:
             for rank, (_, k, cf) in enumerate(ranked[: self.keep], 1):
                 cf.meta["choice"] = {**scores[k], "rank": rank, "candidates": len(ranked)}
                 chosen.append(cf)
-            out.append(chosen)
+            # the candidates a check rejected stay, failed (counted, and written with --keep-failed)
+            out.append(chosen + [cf for cf in cands if isinstance(cf, Counterfactual) and not cf.passed])
         return out
 
     def score(self, cands: Sequence[Counterfactual]) -> list[dict[str, Any]]:
@@ -97,10 +101,13 @@ class ChoiceStep:
         texts = [_text(cf, self.task) for cf in cands]
         originals = [_original(cf, self.task) for cf in cands]
         probs = [_recorded_prob(cf) for cf in cands]
-        if self.judge is not None:
+        judged = [n for n, t in enumerate(texts) if len(t.split()) <= LONG_WORDS]
+        if self.judge is not None and judged:
             labels = [self._canonical(lab) for lab in self.judge.labels]
-            rows = self.judge.predict_proba([changed_part(o, t) for o, t in zip(originals, texts)])
-            probs = [float(sum(p for lab, p in zip(labels, row) if lab == cf.target)) for cf, row in zip(cands, rows)]
+            rows = self.judge.predict_proba([texts[n] for n in judged])
+            for n, row in zip(judged, rows):
+                probs[n] = float(sum(p for lab, p in zip(labels, row) if lab == cands[n].target))
+        judge_of = {n: getattr(self.judge, "name", None) for n in judged} if self.judge is not None else {}
         out = []
         memo: dict[str, float] = {}
         for cf, text, orig, p in zip(cands, texts, originals, probs):
@@ -113,7 +120,7 @@ class ChoiceStep:
             close = 1.0 - min(1.0, token_edit_rate(orig, text))
             total = min(p, self.target_cap) + self.fluency_weight * flu + self.closeness_weight * close
             out.append({"score": round(total, 4), "target_prob": round(p, 4), "fluency": round(flu, 4),
-                        "closeness": round(close, 4), "judge": getattr(self.judge, "name", None)})
+                        "closeness": round(close, 4), "judge": judge_of.get(len(out), _recorded_judge(cf))})
         return out
 
     def _break_ties(self, ranked: list[tuple[float, int, Counterfactual]], scores: list[dict[str, Any]]) -> None:
@@ -144,22 +151,16 @@ class ChoiceStep:
             return label
 
 
-#: texts of more words than this are judged by the sentences a candidate changed
+#: texts of more words than this are not read by the choice step's judge (see :meth:`ChoiceStep.score`)
 LONG_WORDS = 60
 
 
-def changed_part(original: str, rewrite: str) -> str:
-    """What the judge reads of a candidate: the whole ``rewrite`` when it is short (at most
-    :data:`LONG_WORDS` words), else the sentences it changed, joined (a review's candidates differ there, and a
-    sentence encoder reads only the first few hundred word pieces of a text)."""
-    from cfaug.editing.text import sentence_spans
-    from cfaug.nlp.tokens import word_sequence
-
-    if len(rewrite.split()) <= LONG_WORDS:
-        return rewrite
-    before = {word_sequence(original[a:b]) for a, b in sentence_spans(original)}
-    changed = [rewrite[a:b] for a, b in sentence_spans(rewrite) if word_sequence(rewrite[a:b]) not in before]
-    return " ".join(changed) or rewrite
+def _recorded_judge(cf: Counterfactual) -> str | None:
+    for key in ("flip_check", "own_judge"):
+        rec = cf.meta.get(key)
+        if isinstance(rec, dict) and isinstance(rec.get("target_prob"), (int, float)):
+            return str(rec.get("judge") or rec.get("name") or key)
+    return None
 
 
 def _recorded_prob(cf: Counterfactual) -> float:
@@ -240,9 +241,9 @@ def build_choice(task: Task, fallback_judge: Any, completeness: bool, keep: int,
 
     judge = None
     if binary_sentiment(task):
-        from cfaug.judges.embedding_logreg import general_embedding_judge
+        from cfaug.judges.embedding_logreg import LazyGeneralJudge
 
-        judge = general_embedding_judge(device)
+        judge = LazyGeneralJudge(device)
     polar = any(task.polarity(lab) for lab in task.label_space.labels) and len(task.roles) == 1
     check = CompletenessCheck(task, judge if judge is not None else fallback_judge) if completeness and polar else None
     if fluency is None and polar:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EmbeddingJudge", "general_embedding_judge", "train_general"]
+__all__ = ["EmbeddingJudge", "LazyGeneralJudge", "general_embedding_judge", "train_general"]
 
 #: the shipped weights, trained on the general sample with the packaged encoder
 WEIGHTS = "general-minilm.json"
@@ -127,6 +127,32 @@ def general_embedding_judge(device: str = "cpu", encoder: Any = None) -> Embeddi
                            prov)
     _LOADED[key] = judge
     return judge
+
+
+class LazyGeneralJudge:
+    """:func:`general_embedding_judge`, loaded on the first :meth:`predict_proba` (a run whose checks never
+    need it, a batch of long reviews say, does not load the encoder). Its labels are known unloaded."""
+
+    name = EmbeddingJudge.name
+
+    def __init__(self, device: str = "cpu") -> None:
+        from importlib import resources
+
+        self.device = device
+        shipped = json.loads((resources.files("cfaug.resources") / "sentiment" / WEIGHTS).read_text(encoding="utf-8"))
+        self.labels = tuple(shipped["labels"])
+        self._judge: EmbeddingJudge | None = None
+
+    def predict_proba(self, texts: Sequence[Any]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, len(self.labels)))
+        if self._judge is None:
+            self._judge = general_embedding_judge(self.device)
+            assert tuple(self._judge.labels) == self.labels
+        return self._judge.predict_proba(texts)
+
+    def describe(self) -> dict[str, Any]:
+        return self._judge.describe() if self._judge is not None else {"judge": self.name, "loaded": False}
 
 
 def main() -> None:  # pragma: no cover - writes the shipped weights

@@ -233,6 +233,8 @@ class LLMMethod(Method):
         #: the completeness check and the choice step every item's candidates go through (built in prepare)
         self.completeness: CompletenessCheck | None = None
         self.choice: ChoiceStep | None = None
+        #: whether rows take their source's case and tokenization (not for the style task; set in prepare)
+        self._surface_form = True
         #: the least share of a source's words a rewrite keeps: the parameter, else the task's (set in prepare)
         self.min_overlap = self.config.untagged_min_overlap if self.config.untagged_min_overlap is not None \
             else UNTAGGED_MIN_OVERLAP
@@ -249,6 +251,7 @@ class LLMMethod(Method):
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         self.check_task(task)
+        self._surface_form = task.name != "style"
         if self.config.untagged_min_overlap is None:
             self.min_overlap = task.rewrite_min_overlap
         if ctx.concurrency is not None and self._client is None:
@@ -275,13 +278,14 @@ class LLMMethod(Method):
             llm["local_model"] = describe()
         return {"llm": llm, "flip_check": flip_facts}
 
-    def finish(self, result: list[Counterfactual]) -> list[Counterfactual]:
+    def finish(self, result: list[Counterfactual], *, surface: bool = True) -> list[Counterfactual]:
         """An item's candidates after the shared steps: each rewrite put in its source's surface form (case and
-        tokenization, :func:`~cfaug.nlp.surface.in_surface_of`), the flip check, the completeness check, then
-        the choice step (the best ``keep`` of those that passed; all of them, failed, when none did)."""
+        tokenization, :func:`~cfaug.nlp.surface.in_surface_of`; with ``surface``, and not for the style task,
+        whose target is a way of writing), the flip check, the completeness check, then the choice step (the
+        best ``keep`` of those that passed, then those a check rejected)."""
         from cfaug.nlp.surface import in_surface_of
 
-        for cf in result:
+        for cf in result if surface and self._surface_form else ():
             if isinstance(cf, Counterfactual):
                 for role in self._task_roles(cf):
                     cf.fields[role] = in_surface_of(cf.source.fields.get(role, ""), cf.fields[role])

@@ -13,7 +13,7 @@ form:
   punctuation and clitics of a tokenized rewrite closed up;
 * **the end**: a source without a final full stop gets none.
 
-The words themselves are never changed.
+A rewrite already in its source's form is returned as it is. The words themselves are never changed.
 """
 
 from __future__ import annotations
@@ -57,18 +57,18 @@ def surface_of(text: str) -> Surface:
 
 def in_surface_of(source: str, rewrite: str) -> str:
     """``rewrite`` written in ``source``'s case and tokenization (see the module docstring)."""
-    want = surface_of(source)
+    want, have = surface_of(source), surface_of(rewrite)
     out = rewrite
-    if want.tokenized is True:
+    if want.tokenized is True and have.tokenized is False:
         out = _JOINED_CLITIC.sub(r" \1", out)
         out = _JOINED_PUNCT.sub(r" \1", out)
         out = _SPACES.sub(" ", out)
-    elif want.tokenized is False:
+    elif want.tokenized is False and have.tokenized is True:
         out = _SPLIT_CLITIC.sub(r"\1", out)
         out = _SPLIT_PUNCT.sub(r"\1", out)
-    if want.lower:
+    if want.lower and not have.lower:
         out = out.lower()
-    else:
+    elif not want.lower:
         out = _first_letter_like(source, out)
     if not source.rstrip().endswith((".", "!", "?", "\"", "'", ")")) and out.rstrip().endswith(".") \
             and not out.rstrip().endswith(".."):

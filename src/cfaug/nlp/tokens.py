@@ -122,7 +122,9 @@ def same_words(a: str, b: str) -> bool:
 #: words whose insertion or removal can carry a label (a negation), never "function words only"
 _LABEL_FUNCTION_WORDS = frozenset({"not", "no", "never", "nor", "neither", "nothing", "none", "nobody", "nowhere",
                                    "cannot", "without", "less", "least", "more", "most", "too", "very", "only",
-                                   "but", "against"})
+                                   "but", "against", "many", "few", "much", "so", "enough", "all", "any", "some",
+                                   "every", "everything", "anything", "something", "well", "hardly", "barely",
+                                   "quite", "rather", "really", "always", "ever", "again"})
 
 
 def near_copy(a: str, b: str) -> bool:
@@ -138,7 +140,7 @@ def near_copy(a: str, b: str) -> bool:
 
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    x, y = word_sequence(unescaped(a)), word_sequence(unescaped(b))
+    x, y = _quantifiers(word_sequence(unescaped(a))), _quantifiers(word_sequence(unescaped(b)))
     if x == y:
         return True
     differ: list[str] = []
@@ -146,6 +148,18 @@ def near_copy(a: str, b: str) -> bool:
         if op != "equal":
             differ += [*x[i1:i2], *y[j1:j2]]
     return all(w in STOP_WORDS and w not in _LABEL_FUNCTION_WORDS and not w.endswith("nt") for w in differ)
+
+
+def _quantifiers(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` with "a few" and "a little" read as one word each: "a few good songs" and "few good songs"
+    say opposite things."""
+    out: list[str] = []
+    for w in words:
+        if w in ("few", "little") and out and out[-1] == "a":
+            out[-1] = f"a {w}"
+        else:
+            out.append(w)
+    return tuple(out)
 
 
 def has_form(word: str, words: set[str]) -> bool:

@@ -174,8 +174,11 @@ class RunDir:
             problem = _not_a_result(obj)
             if problem:
                 raise _damaged(path, problem, line=number)
-            # a later line for the same key is a retry of a failed item (--retry-failed)
-            if obj["key"] not in done or done[obj["key"]].get("status") == "error":
+            # a later line for the same key is a retry of a failed item, or a new draw of an item whose answers
+            # held nothing readable (--retry-failed)
+            before = done.get(obj["key"])
+            if before is None or before.get("status") == "error" or \
+                    int(obj.get("draw") or 0) > int(before.get("draw") or 0):
                 done[obj["key"]] = obj
         return done
 

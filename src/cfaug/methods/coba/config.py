@@ -121,7 +121,7 @@ PRESETS = {"paper": Preset(
     "triples kept; no label check",
     params={"mode": "llm", "models": "", "k": 5, "tau": 0, "tau_rule": "more-than", "lexicon_principal": False,
             "edit_mixed": False, "require_flip": False, "gender_swap": True, "spurious_words": None,
-            "candidates": 1, **PAPER_NO_FLIP_CHECK},
+            "candidates": 1, "completeness": False, **PAPER_NO_FLIP_CHECK},
     needs={"models": "the fine-tuned classifiers M by local path, comma-separated (-p models=DIR1,...); the "
                      "paper used five BERT-family models (BERT-base/large, RoBERTa-large, DistilBERT, BART-base)"})}
 

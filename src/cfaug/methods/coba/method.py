@@ -206,7 +206,8 @@ class CoBA(LLMMethod):
             results.append(out or NoCounterfactual(REBUILT_ORIGINAL))
         if pending:
             self._check_rewrites(task, [items[n] for n, _ in pending], [cf for _, cf in pending])
-        return [res if isinstance(res, NoCounterfactual) else self.finish(res) for res in results]
+        # the offline rewrite is built from the source's own tokens: its surface form is the source's already
+        return [res if isinstance(res, NoCounterfactual) else self.finish(res, surface=False) for res in results]
 
     # -------------------------------------------------------------------------------------- LLM path
     def _llm_prompt(self, step: str, task: Task) -> Any:
