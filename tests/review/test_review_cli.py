@@ -28,7 +28,10 @@ def test_serve_passes_its_options(run, monkeypatch):
     calls = []
     monkeypatch.setattr(server, "serve", lambda run_dir, **kw: calls.append((run_dir, kw)) or 0)
     assert main(["review", "serve", str(run), "--port", "8123", "--annotator", "ann", "--no-browser"]) == 0
-    assert calls == [(str(run), {"host": None, "port": 8123, "annotator": "ann", "open_browser": False})]
+    assert calls == [(str(run), {"host": None, "port": 8123, "annotator": "ann", "open_browser": False,
+                                 "order_by": "judges"})]
+    assert main(["review", "serve", str(run), "--order", "choice", "--no-browser"]) == 0
+    assert calls[-1][1]["order_by"] == "choice"
     assert main(["review", "serve", str(run), "--host", "0.0.0.0"]) == 0
     # no --port: the last server's port on this run directory (None lets serve look it up), else a free one
     assert calls[-1][1]["host"] == "0.0.0.0" and calls[-1][1]["open_browser"] is True and calls[-1][1]["port"] is None

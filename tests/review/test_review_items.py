@@ -160,3 +160,19 @@ def test_a_large_run_opens_quickly(tmp_path):
     order = items.ordered()
     elapsed = time.perf_counter() - start
     assert len(order) == 20_000 and elapsed < 5.0
+
+
+def test_choice_order_puts_the_lowest_choice_scores_first(tmp_path):
+    rows = []
+    for i, score in enumerate([0.9, None, 0.2, 1.4]):
+        row = sentiment_row(i, confidence=0.5 + i / 10)
+        if score is not None:
+            row["meta"]["choice"] = {"score": score, "rank": 1, "candidates": 3}
+        rows.append([row])
+    items = load_items(write_run(tmp_path / "run", rows))
+    assert [it.choice_score for it in items.items] == [0.9, None, 0.2, 1.4]
+    default = [it.source_id for it in items.ordered()]
+    items = load_items(tmp_path / "run")
+    items.order_by = "choice"
+    assert [it.source_id for it in items.ordered()] == ["s2", "s0", "s3", "s1"]  # no score: last
+    assert default != ["s2", "s0", "s3", "s1"]  # the judges' order differs

@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--annotator", metavar="NAME",
                    help="record every decision under this name (default: the page asks each person for theirs)")
     s.add_argument("--no-browser", action="store_true", help="print the URL only; do not open a browser")
+    s.add_argument("--order", choices=("judges", "choice"), default="judges",
+                   help="review order: judges (where the method's and the independent judge disagree, then the "
+                        "least sure; default) or choice (the lowest score of the choice step first, "
+                        "meta.choice.score: the rows most likely to need fixing)")
     s.set_defaults(func=run_serve)
 
     e = rs.add_parser(
@@ -115,7 +119,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port {args.port}: a port is a number from 0 to 65535")
     try:
         return serve(args.run_dir, host=args.host, port=args.port, annotator=args.annotator,
-                     open_browser=not args.no_browser)
+                     open_browser=not args.no_browser, order_by=args.order)
     except _store_errors() as exc:
         raise CliError(str(exc)) from exc
     except OSError as exc:  # the address is taken or cannot be bound

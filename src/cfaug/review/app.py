@@ -136,7 +136,7 @@ class ReviewApp:
     """What the handlers share: the items, their orders, the store and each annotator's decisions."""
 
     def __init__(self, run_dir: str | os.PathLike[str], *, token: str, annotator: str | None,
-                 allowed_hosts: Collection[str] | None) -> None:
+                 allowed_hosts: Collection[str] | None, order_by: str = "judges") -> None:
         if not token:
             raise ValueError("the review app needs a non-empty access token")
         self.run_dir = Path(run_dir)
@@ -148,6 +148,7 @@ class ReviewApp:
         self.any_host = "*" in hosts
         self.hosts = frozenset(LOOPBACK | {_host_name(h) for h in hosts if h != "*"})
         self.items: ItemSet = load_items(self.run_dir)
+        self.items.order_by = order_by
         self.by_id: dict[str, Item] = {it.id: it for it in self.items.items}
         self.store = ReviewStore(self.run_dir)
         task = self.items.task
@@ -544,13 +545,14 @@ async def undo(request: web.Request) -> web.Response:
 
 
 def make_app(run_dir: str | os.PathLike[str], *, token: str, annotator: str | None = None,
-             allowed_hosts: Collection[str] | None = None) -> web.Application:
+             allowed_hosts: Collection[str] | None = None, order_by: str = "judges") -> web.Application:
     """The review app on ``run_dir`` (its items are read now; the review store is opened or created).
 
     ``token``: the access token every request must carry; ``annotator``: record every decision under this
     name (the page then asks none); ``allowed_hosts``: host names the server answers to besides the
-    loopback ones (``"*"``: any, for a server bound to all interfaces)."""
-    state = ReviewApp(run_dir, token=token, annotator=annotator, allowed_hosts=allowed_hosts)
+    loopback ones (``"*"``: any, for a server bound to all interfaces); ``order_by``: the review order
+    (:attr:`~cfaug.review.items.ItemSet.order_by`)."""
+    state = ReviewApp(run_dir, token=token, annotator=annotator, allowed_hosts=allowed_hosts, order_by=order_by)
     app = web.Application(middlewares=[_security], client_max_size=MAX_BODY)
     app[APP_KEY] = state
     app.router.add_get("/", index)

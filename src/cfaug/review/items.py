@@ -111,6 +111,15 @@ class Item:
         return own is not None and ind is not None and own != ind
 
     @property
+    def choice_score(self) -> float | None:
+        """The choice step's score of the row (``meta.choice.score``: an independent judge's P(target),
+        fluency and closeness), None when the row has none."""
+        meta = self.row.get("meta")
+        choice = meta.get("choice") if isinstance(meta, dict) else None
+        score = choice.get("score") if isinstance(choice, dict) else None
+        return float(score) if _is_number(score) else None
+
+    @property
     def margin(self) -> float | None:
         """How sure the judges are: the own confidence's distance from its threshold (else the independent
         judge's target probability's distance from 0.5); None when neither says."""
@@ -133,6 +142,9 @@ class ItemSet:
     config: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     failed_left_out: int = 0
+    #: the review order: ``judges`` (where the judges disagree, then the least sure) or ``choice`` (the lowest
+    #: score of the choice step first, ``meta.choice.score``; rows without one last)
+    order_by: str = "judges"
     _order: list[Item] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -163,8 +175,9 @@ class ItemSet:
                 confidence: tuple[float | None, float | None] | None = None,
                 store: ReviewStore | None = None, annotator: str | None = None,
                 exclude: Collection[str] = ()) -> list[Item]:
-        """The items in review order: first those where the judges disagree, then the least sure (smallest
-        :attr:`Item.margin`; items no judge scored come after), then file order.
+        """The items in review order (:attr:`order_by`): by default first those where the judges disagree, then
+        the least sure (smallest :attr:`Item.margin`; items no judge scored come after), then file order; with
+        ``choice``, the lowest :attr:`Item.choice_score` first.
 
         Filters: ``method``; ``confidence`` = (low, high), either end None for open, on the own judge's
         confidence (items without one are left out when a range is given); ``store`` with ``annotator``:
@@ -193,6 +206,10 @@ class ItemSet:
             with _no_gc():
                 keys = []
                 for n, it in enumerate(self.items):
+                    if self.order_by == "choice":
+                        c = it.choice_score
+                        keys.append((0, math.inf if c is None else c, n))
+                        continue
                     m = it.margin
                     keys.append((0 if it.judges_disagree else 1, math.inf if m is None else m, n))
                 keys.sort()

@@ -59,7 +59,7 @@ def run_token(run_dir: str | os.PathLike[str], annotator: str | None = None, *,
 
 def serve(run_dir: str | os.PathLike[str], *, host: str | None = None, port: int | None = None,
           annotator: str | None = None, open_browser: bool = True, token: str | None = None,
-          print_url: Callable[[str], object] = print) -> int:
+          print_url: Callable[[str], object] = print, order_by: str = "judges") -> int:
     """Serve the review page of ``run_dir`` on ``host:port`` until Ctrl-C or SIGTERM.
 
     ``port``: 0 for a free one; None (the default) for the port of the run directory's last server with
@@ -67,7 +67,8 @@ def serve(run_dir: str | os.PathLike[str], *, host: str | None = None, port: int
     working, else a free one; when that port is taken, a free one, with a message. ``host``: the address
     to listen on; None (the default) for ``127.0.0.1``, or, when the token is fixed (``token`` or
     ``$CFAUG_REVIEW_TOKEN``), the last server's host, so that its whole address stays the same. The
-    address served on is recorded in the run directory for the next start.
+    address served on is recorded in the run directory for the next start. ``order_by``: the review order,
+    ``judges`` or ``choice`` (:attr:`~cfaug.review.items.ItemSet.order_by`).
 
     Prints ``http://HOST:PORT/?token=...`` with ``print_url``, on a line of its own, once the server
     listens (on stderr: the port it took, and for a server on every interface the URLs other machines may
@@ -92,7 +93,7 @@ def serve(run_dir: str | os.PathLike[str], *, host: str | None = None, port: int
     allowed = None
     if not _is_loopback(host):
         allowed = ["*"] if host in ANY_HOST else [host]
-    app = make_app(run_dir, token=token, annotator=annotator, allowed_hosts=allowed)
+    app = make_app(run_dir, token=token, annotator=annotator, allowed_hosts=allowed, order_by=order_by)
 
     async def main() -> None:
         runner = web.AppRunner(app, access_log=None)  # an access log would write the token of /?token=
