@@ -79,3 +79,16 @@ def test_zero_shot_auto_prompt_set_follows_the_files_size(tmp_path, size, prompt
     path = write_gguf(tmp_path / "model.gguf", size)
     method = ZeroShot(ZeroShot.Config(llm={"model": str(path)}))
     assert method.prompt_name(make_task("sentiment")) == prompt
+
+
+@pytest.mark.parametrize("size,prompt", [(None, "few-shot-sentiment-small"), (2 * 2 ** 30, "few-shot-sentiment")])
+def test_strategies_auto_prompt_set_follows_the_file_too(tmp_path, size, prompt):
+    from cfaug.data.tasks import make_task
+    from cfaug.methods.compare_generate.few_shot import FewShot
+
+    path = write_gguf(tmp_path / "model.gguf", size)
+    method = FewShot(FewShot.Config(llm={"model": str(path)}))
+    assert method.prompt_set == ("small" if size is None else "default")
+    assert method.prompt_name("few-shot", make_task("sentiment")) == prompt
+    served = FewShot(FewShot.Config(llm={"model": str(path), "base_url": "http://127.0.0.1:9/v1"}))
+    assert served.prompt_set == "default"  # a model served elsewhere is not read here

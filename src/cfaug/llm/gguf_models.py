@@ -6,8 +6,10 @@ and :func:`runtime_installed` says whether llama.cpp can run them.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from cfaug.llm.errors import LLMConfigError
 from cfaug.packaged_models import PACKAGED, SUFFIX, ModelFileError, PackagedModel, gguf_store, looks_like_gguf
@@ -32,18 +34,30 @@ def resolve_gguf(model: str) -> Path:
 SMALL_MODEL_BYTES = 700 * 2 ** 20
 
 
-def small_local_model(model: str | None, base_url: str | None = None) -> bool:
+def small_local_model(model: str | None, base_url: Any = None) -> bool:
     """Whether ``model`` is a small language model run here: a GGUF model (a packaged name or a ``.gguf``
     path, not served at ``base_url``) whose file holds at most :data:`SMALL_MODEL_BYTES` (its header's
     parameter count where it gives one). A packaged name and its file answer alike; a file that cannot be
     read is not small (its run will say why)."""
     if not model or base_url or not looks_like_gguf(model):
         return False
+    try:
+        path = _resolve_gguf(str(model))
+        st = path.stat()
+    except (ModelFileError, OSError):
+        return False
+    return _small_file(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _small_file(path: str, size: int, mtime_ns: int) -> bool:
+    """Whether the GGUF file at ``path`` (of ``size`` bytes, modified at ``mtime_ns``: a changed file is read
+    again) is a readable model of at most :data:`SMALL_MODEL_BYTES`."""
     from cfaug.llm.gguf import GGUFError, read_metadata
 
     try:
-        info = read_metadata(_resolve_gguf(model))
-    except (ModelFileError, GGUFError, OSError):
+        info = read_metadata(path)
+    except (GGUFError, OSError):
         return False
     return info.size <= SMALL_MODEL_BYTES
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the templates (Jinja2) are imported where a prompt is first
 
 
 #: ``prompt_set`` values
-PROMPT_SETS = ("default", "paper", "small")
+PROMPT_SETS = ("auto", "default", "paper", "small")
 #: why an item gets no counterfactual when its final text is the original again
 UNCHANGED = "the answer is the original text"
 #: the ``paper`` preset's demonstration settings (few-shot and CoT after Li et al. 2023, as the paper does):
@@ -78,10 +78,12 @@ class StrategyConfig(LLMConfig):
     demo_group: bool = param(False, "show each demonstration original once with its rewrites towards every other "
                              "label the pool holds for it (the paper's NLI example: one premise, two targets); "
                              "n_demos then counts originals; needs prompt_set=paper")
-    prompt_set: str = param("default", "default: cfaug's prompts; paper: the variants laid out after the paper's "
+    prompt_set: str = param("auto", "default: cfaug's prompts; paper: the variants laid out after the paper's "
                             "appendix templates (few-shot and CoT read grouped demonstrations; Self-Refine's feedback "
                             "and refinement without the minimal-edit instructions); small: a completion-style few-shot "
-                            "prompt for small models where the task has one (sentiment), the default prompts elsewhere",
+                            "prompt for small models where the task has one (sentiment), the default prompts "
+                            "elsewhere; auto: small for a small GGUF model run here (a packaged one or any .gguf file "
+                            "under 700 MB, decided from the file), default for any other model",
                             choices=PROMPT_SETS)
 
 
@@ -185,9 +187,20 @@ class StrategyMethod(LLMMethod):
         self._encoder: Any = None
         self._task: Task | None = None
 
+    @property
+    def prompt_set(self) -> str:
+        """The prompt set in use: the parameter, with ``auto`` decided from the model (``small`` for a small
+        GGUF model run here, :func:`~cfaug.llm.gguf_models.small_local_model`; else ``default``)."""
+        if self.config.prompt_set != "auto":
+            return self.config.prompt_set
+        from cfaug.llm.gguf_models import small_local_model
+
+        return "small" if small_local_model(self.settings.model, self.settings.base_url) else "default"
+
     # -- set-up --------------------------------------------------------------------------------------
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)
+        facts["prompt_set"] = self.prompt_set
         self._task = task
         prompts = [self.main(task)] + [self.named_prompt(self.prompt_name(p, task)) for p in self.other_prompts]
         facts["prompts"] = {p.name: {"path": p.path, "sha256": p.sha256} for p in prompts}
@@ -207,7 +220,7 @@ class StrategyMethod(LLMMethod):
     def default_demos(self, task: Task) -> tuple[list[Demo], str]:
         """The demonstrations used when no ``demos`` file is given, and where they come from: the built-in
         set, or under ``prompt_set=small`` the built-in one-sentence pairs where the task has them."""
-        if self.config.prompt_set == "small" and task.name in BUILTIN_SETS["short"]:
+        if self.prompt_set == "small" and task.name in BUILTIN_SETS["short"]:
             return builtin_demos(task, "short"), "built-in: short one-sentence pairs (CAD-IMDB)"
         return builtin_demos(task), "built-in"
 
@@ -239,9 +252,9 @@ class StrategyMethod(LLMMethod):
         name = f"{prefix}-{task.name}"
         if task.scored and prefix in COUNT_VARIANTS and getattr(self.config, "style_score", "scale") == "count":
             name += "-count"
-        if self.config.prompt_set == "paper" and prefix in PAPER_VARIANTS:
+        if self.prompt_set == "paper" and prefix in PAPER_VARIANTS:
             name += "-paper"
-        elif self.config.prompt_set == "small":
+        elif self.prompt_set == "small":
             from cfaug.llm.templates import has_prompt
 
             if has_prompt(f"{name}-small"):

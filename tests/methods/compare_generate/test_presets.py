@@ -129,7 +129,7 @@ SEARCH_DEFAULTS = {"judge": "llm", "judge_data": None, "judge_model": None, "jud
                    "relevance": "auto", "style_threshold": 4.0, "init_temperature": 0.7, "require_alignment": True}
 OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
                 "compare-generate": {"max_steps": 10, "patience": 5}}
-NEW_DEFAULTS = {"prompt_set": "default", "demo_group": False, "length_retry_max_tokens": 8192,
+NEW_DEFAULTS = {"prompt_set": "auto", "demo_group": False, "length_retry_max_tokens": 8192,
                 "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None,
                 "flip_check": "auto", "flip_check_data": None, "flip_check_model": None, "flip_check_labels": None,
                 "flip_check_min_prob": 0.5, "completeness": True, "keep": 1}
@@ -194,7 +194,7 @@ def test_every_prompt_of_a_set_exists_for_every_task():
 def test_parameter_checks():
     with pytest.raises(ConfigError, match="demo_group needs prompt_set=paper"):
         build_method("few-shot", {**LLM, "demo_group": True})
-    with pytest.raises(ConfigError, match="prompt_set of cot.v1: 'best' is not one of default, paper"):
+    with pytest.raises(ConfigError, match="prompt_set of cot.v1: 'best' is not one of auto, default, paper"):
         build_method("cot", {**LLM, "prompt_set": "best"})
     with pytest.raises(ConfigError, match="ties of opro.v1: 'first' is not one of earliest, latest"):
         build_method("opro", {**LLM, "ties": "first"})
