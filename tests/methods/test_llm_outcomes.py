@@ -269,3 +269,16 @@ def test_a_near_copy_of_the_source_is_not_written(tmp_path):
     assert cand["Text"] == "they have lost sight of what good deli food is ."  # in its source's form
     assert cand["meta"]["filters"]["flip_check"] is False and cand["meta"]["passed"] is False
     assert cand["meta"]["filter_notes"]["flip_check"] == "a near copy of the source: only function words differ"
+
+
+def test_an_item_over_its_time_limit_fails_and_rows_say_how_long_their_item_took(tmp_path, capsys):
+    inp = write_reviews(tmp_path / "in.tsv", [("Positive", GOOD)])
+    with FakeLLM(latency=1.5, default_reply="<revised>a terrible , tedious film .</revised>") as srv:
+        out = tmp_path / "slow.jsonl"
+        assert augment(inp, out, srv, "-p", "flip_check=none", "-p", "item_time_limit=1") == 5  # failed, none written
+        [line] = read_jsonl(tmp_path / "slow.jsonl.run" / "results.jsonl")
+        assert line["status"] == "error" and "item_time_limit=1 s" in line["error"]
+        out = tmp_path / "fast.jsonl"
+        assert augment(inp, out, srv, "-p", "flip_check=none", "-p", "item_time_limit=30") == 0
+    [row] = read_jsonl(out)
+    assert 1.5 <= row["meta"]["item_seconds"] < 30

@@ -28,6 +28,7 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cfaug.data.records import Counterfactual, NoCounterfactual, Record, WorkItem
 from cfaug.data.tasks import Task
-from cfaug.llm.errors import CUT_OFF, REFUSED, LLMConfigError, ParseError, UnparsedAnswer
+from cfaug.llm.errors import CUT_OFF, REFUSED, LLMConfigError, LLMError, ParseError, UnparsedAnswer
 from cfaug.llm.ledger import USAGE_FILE
 from cfaug.llm.parsers import UNTAGGED_LENGTH_RATIO, UNTAGGED_MIN_OVERLAP, Parser, get_parser, split_reasoning
 from cfaug.llm.settings import LLMSettings
@@ -107,6 +108,10 @@ class LLMConfig:
                                        max=1.0)
     completeness: bool = param(True, "with the flip check: also drop a rewrite that leaves an opinion of the "
                                "source's polarity standing (read clause by clause; sentiment tasks)")
+    item_time_limit: float | None = param(None, "seconds an item may take, every request included; an item that "
+                                          "takes longer fails (no answer could be had in time; --retry-failed runs "
+                                          "it again). Each row's meta.item_seconds says how long its item took",
+                                          min=1.0)
     keep: int = param(1, "rewrites written per item: the best of its candidates (samples, search results) by the "
                       "shared choice step (an independent judge's P(target), n-gram fluency, closeness)", min=1,
                       max=20)
@@ -152,6 +157,10 @@ class Answer:
         return out
 
 
+class ItemTimeLimit(LLMError):
+    """An item took longer than ``item_time_limit``: it fails (no answer could be had in time)."""
+
+
 #: the most tokens of any answer about a text, as a multiple of the budget of its rewrite (a third of its
 #: characters plus 64): a 20-word sentence gets at most about 400, never an 8,192-token retry
 BUDGET_FACTOR = 4
@@ -187,8 +196,16 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
         token = _ITEM.set(scope)
         try:
             self.client.ledger.item_started(item.key)
+            started = time.monotonic()
+            limit = self.config.item_time_limit
             try:
-                result = await agenerate(self, item, task)
+                if limit:
+                    try:
+                        result = await asyncio.wait_for(agenerate(self, item, task), limit)
+                    except asyncio.TimeoutError:
+                        raise ItemTimeLimit(f"the item took longer than item_time_limit={limit:g} s") from None
+                else:
+                    result = await agenerate(self, item, task)
             except UnparsedAnswer as exc:
                 # the model answered, and nothing in its answers was usable: no counterfactual, not a failure
                 if scope.unparsed and self._client is not None:
@@ -196,6 +213,9 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
                 return NoCounterfactual(str(exc), {**exc.details, "unreadable": True})
             if result and not isinstance(result, NoCounterfactual):
                 result = self.finish(result)
+                for cf in result:
+                    if isinstance(cf, Counterfactual):
+                        cf.meta["item_seconds"] = round(time.monotonic() - started, 3)
             return result
         except Exception as exc:
             # the item failed (a run-stopping error leaves it unfinished, to be resumed as it was)
