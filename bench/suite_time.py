@@ -31,7 +31,7 @@ SLOW = re.compile(r"^(?P<seconds>[\d.]+)s (?P<when>call|setup|teardown)\s+(?P<te
 
 def counts(line: str) -> dict[str, int]:
     """``{"passed": 2146, "skipped": 12}`` from the counts part of pytest's summary line."""
-    return {kind: int(n.replace(",", "")) for n, kind in re.findall(r"([\d,]+) (\w+)", line)}
+    return {kind: int(n.replace(",", "")) for n, kind in re.findall(r"(\d[\d,]*) (\w+)", line)}
 
 
 def main(argv: list[str] | None = None) -> int:

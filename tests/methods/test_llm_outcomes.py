@@ -271,7 +271,7 @@ def test_a_near_copy_of_the_source_is_not_written(tmp_path):
     assert cand["meta"]["filter_notes"]["flip_check"] == "a near copy of the source: only function words differ"
 
 
-def test_an_item_over_its_time_limit_fails_and_rows_say_how_long_their_item_took(tmp_path, capsys):
+def test_an_item_over_its_time_limit_fails(tmp_path, capsys):
     inp = write_reviews(tmp_path / "in.tsv", [("Positive", GOOD)])
     with FakeLLM(latency=1.5, default_reply="<revised>a terrible , tedious film .</revised>") as srv:
         out = tmp_path / "slow.jsonl"
@@ -281,4 +281,4 @@ def test_an_item_over_its_time_limit_fails_and_rows_say_how_long_their_item_took
         out = tmp_path / "fast.jsonl"
         assert augment(inp, out, srv, "-p", "flip_check=none", "-p", "item_time_limit=30") == 0
     [row] = read_jsonl(out)
-    assert 1.5 <= row["meta"]["item_seconds"] < 30
+    assert row["Text"] == "a terrible , tedious film ." and "item_seconds" not in row["meta"]  # rows stay reproducible

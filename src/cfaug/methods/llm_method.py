@@ -28,7 +28,6 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,7 +109,7 @@ class LLMConfig:
                                "source's polarity standing (read clause by clause; sentiment tasks)")
     item_time_limit: float | None = param(None, "seconds an item may take, every request included; an item that "
                                           "takes longer fails (no answer could be had in time; --retry-failed runs "
-                                          "it again). Each row's meta.item_seconds says how long its item took",
+                                          "it again; off by default)",
                                           min=1.0)
     keep: int = param(1, "rewrites written per item: the best of its candidates (samples, search results) by the "
                       "shared choice step (an independent judge's P(target), n-gram fluency, closeness)", min=1,
@@ -196,7 +195,6 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
         token = _ITEM.set(scope)
         try:
             self.client.ledger.item_started(item.key)
-            started = time.monotonic()
             limit = self.config.item_time_limit
             try:
                 if limit:
@@ -213,9 +211,6 @@ def _in_item_scope(agenerate: Callable[..., Any]) -> Callable[..., Any]:
                 return NoCounterfactual(str(exc), {**exc.details, "unreadable": True})
             if result and not isinstance(result, NoCounterfactual):
                 result = self.finish(result)
-                for cf in result:
-                    if isinstance(cf, Counterfactual):
-                        cf.meta["item_seconds"] = round(time.monotonic() - started, 3)
             return result
         except Exception as exc:
             # the item failed (a run-stopping error leaves it unfinished, to be resumed as it was)

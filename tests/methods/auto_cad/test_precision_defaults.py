@@ -78,3 +78,18 @@ def test_keep_two_can_write_two_rows_of_one_source(runs):
     # the best of each source is the row the default run wrote
     best = {r["source_id"]: r["Text"] for r in rows if r["meta"]["choice"]["rank"] == 1}
     assert {r["source_id"]: r["Text"] for r in one} == {s: best[s] for s in per_source(one)}
+
+
+def test_a_rewrite_the_method_itself_does_not_believe_is_not_written():
+    # the example of the issue: written before at its own judge's 0.01
+    from cfaug.judges.base import Candidate
+    from cfaug.methods.auto_cad.config import AutoCADConfig
+    from cfaug.methods.auto_cad.filters import build_filters
+
+    flip = build_filters(AutoCADConfig(), None, None)[0]
+    old, new = "do n't go here unless you want to pay for crap .", "do go here unless you want to pay for crap ."
+    cand = Candidate({"text": old}, {"text": new}, "positive", scores={"target_prob": 0.01, "flipped": 0.0})
+    sure = Candidate({"text": old}, {"text": new}, "positive", scores={"target_prob": 0.8, "flipped": 1.0})
+    assert flip.name == "flip" and flip.check([cand, sure]) == [False, True]
+    # the former behaviour, one parameter away: no flip filter at all
+    assert all(f.name != "flip" for f in build_filters(AutoCADConfig(require_flip=False), None, None))

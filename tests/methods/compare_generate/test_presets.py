@@ -132,7 +132,7 @@ OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro":
 NEW_DEFAULTS = {"prompt_set": "auto", "demo_group": False, "length_retry_max_tokens": 8192,
                 "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None,
                 "flip_check": "auto", "flip_check_data": None, "flip_check_model": None, "flip_check_labels": None,
-                "flip_check_min_prob": 0.5, "completeness": True, "keep": 1}
+                "flip_check_min_prob": 0.5, "completeness": True, "keep": 1, "item_time_limit": None}
 NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale", "max_unreadable": 3}
 
 PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", "flip_check": "none"}
