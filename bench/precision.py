@@ -618,7 +618,8 @@ def report(work: Path, results: Path, configs: list[tuple[str, str, dict[str, st
                   "| configuration | items | with a row | coverage | rows | precision (TF-IDF judge) | precision (CNN "
                   "judge) | both | ppl ratio mean / median | edit rate |" +
                   (" precision (IMDB judge) | BLEU to human |" if edited else "") + " wall s | peak MB |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if edited else "") + "---:|---:|"]
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if edited else "")
+                  + "---:|---:|"]
         details = []
         for name, run in runs:
             rows, info, summ = run["rows"], run["info"], run["summary"]

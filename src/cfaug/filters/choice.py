@@ -45,9 +45,10 @@ class ChoiceStep:
     """Chooses the best ``keep`` candidates of each item (see the module docstring).
 
     ``judge``: a label judge (``labels``, ``predict_proba`` of texts) independent of the method's own, or
-    None (its part is then the flip check's probability recorded in ``meta``, else the own judge's, else 0.5); ``fluency``: a function giving the mean log
-    probability per token of a text under an n-gram model (None: 0 for every candidate); ``lm``: the same
-    from a causal language model, read only for near ties; ``task``: the task the labels are of."""
+    None (its part is then the flip check's probability recorded in ``meta``, else the own judge's, else
+    0.5); ``fluency``: a function giving the mean log probability per token of a text under an n-gram model
+    (None: 0 for every candidate); ``lm``: the same from a causal language model, read only for near ties;
+    ``task``: the task the labels are of."""
 
     task: Task
     judge: Any = None
@@ -69,8 +70,8 @@ class ChoiceStep:
     def choose(self, results: Sequence[Sequence[Counterfactual]]) -> list[list[Counterfactual]]:
         """Each item's candidates (one list per item) reduced to its chosen ones, best first, then those a check
         rejected (failed: counted, and written only with ``--keep-failed``); passing candidates that were not
-        chosen are dropped (``meta.choice.candidates`` counts them). An empty list stays empty. Lists that carry a reason
-        (:class:`~cfaug.data.records.NoCounterfactual`) are returned as they are."""
+        chosen are dropped (``meta.choice.candidates`` counts them). An empty list stays empty. Lists that
+        carry a reason (:class:`~cfaug.data.records.NoCounterfactual`) are returned as they are."""
         passing = [(n, cf) for n, cands in enumerate(results) for cf in cands
                    if isinstance(cf, Counterfactual) and cf.passed]
         scores = self.score([cf for _, cf in passing])

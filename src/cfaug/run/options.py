@@ -74,8 +74,8 @@ class RunOptions:
     run_dir: str | None = param(None, "run directory (default: <output>.run)", identity=False, group="run")
     seed: int = param(0, f"random seed, 0 to {MAX_SEED}", min=0, max=MAX_SEED, group="run")
     overwrite: bool = param(False, "discard an existing run directory's results", identity=False, group="run")
-    retry_failed: bool = param(False, "when resuming, run again the items that failed, and draw again (new seeds) the items "
-                               "whose LLM answers held nothing readable", identity=False, group="run")
+    retry_failed: bool = param(False, "when resuming, run again the items that failed, and draw again (new seeds) "
+                               "the items whose LLM answers held nothing readable", identity=False, group="run")
     keep_failed: bool = param(False, "also write candidates a filter rejected", identity=False, group="run")
     progress: bool = param(True, "show progress bars", identity=False, group="run", flag="--no-progress")
 

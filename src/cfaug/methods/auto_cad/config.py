@@ -88,10 +88,10 @@ class AutoCADConfig:
                                  "on dev data so that an independent judge agrees with 90% of written rows; see "
                                  "docs/concepts.md)", min=0.0, max=1.0)
     flip_max_words: int | None = param(60, "require_flip: a text of more words than this (a review) is written "
-                                       "whatever C says, with its graded confidence: an in-domain judge agrees "
-                                       "with 94.7% of the CAD-IMDB dev rewrites unfiltered, and the filter cost "
-                                       "3.2 points of challenge accuracy downstream (docs/concepts.md); none: "
-                                       "every text is filtered", min=1)
+                                       "whatever C says, with its graded confidence: an independent judge agrees "
+                                       "with 94.7% of CAD-IMDB dev rewrites unfiltered "
+                                       "(bench/auto_cad_dev.results.md), and the filter drops whole reviews from "
+                                       "the training data; none: every text is filtered", min=1)
     completeness: bool = param(True, "require_flip: also drop a rewrite that leaves an opinion of the source's "
                                "polarity standing, read clause by clause with the opinion lexicon and a judge "
                                "(\"always friendly ... and always have shitty service !\")")
