@@ -35,6 +35,7 @@ from typing import Any
 
 from cfaug.data.records import Counterfactual
 from cfaug.data.tasks import Task
+from cfaug.editing.lexicon import NEGATORS as EDIT_NEGATORS
 from cfaug.editing.lexicon import Lexicon, load_lexicon
 from cfaug.editing.text import Token, sentence_spans, tokenize
 from cfaug.filters.base import record_filters
@@ -45,10 +46,11 @@ __all__ = ["CompletenessCheck", "Leftover", "NAME", "clauses"]
 #: the verdict's name in ``meta["filters"]``
 NAME = "complete"
 #: words that turn the polarity of an opinion word after them in the same clause
-NEGATORS = frozenset({"not", "n't", "no", "never", "cannot", "hardly", "barely", "scarcely", "without", "nor",
-                      "neither", "nothing", "none", "nobody", "least", "less", "lack", "lacks", "lacked",
-                      "lacking", "instead", "rather", "zero", "nowhere", "dont", "didnt", "wasnt", "isnt", "cant",
-                      "wont", "couldnt", "wouldnt", "shouldnt", "doesnt", "arent", "werent"})
+#: (the negators the editors remove, and more that turn a reading)
+NEGATORS = frozenset(EDIT_NEGATORS) | frozenset({
+    "barely", "scarcely", "nothing", "none", "nobody", "least", "less", "lack", "lacks", "lacked", "lacking",
+    "instead", "rather", "zero", "nowhere", "dont", "didnt", "wasnt", "isnt", "cant", "wont", "couldnt", "wouldnt",
+    "shouldnt", "doesnt", "arent", "werent"})
 #: how many words before an opinion word a negator may stand and still turn it
 NEGATION_WINDOW = 3
 #: words and marks that end a clause
@@ -147,14 +149,19 @@ class CompletenessCheck:
                 "short_words": self.short_words, "lexicon": "opinion lexicon (Hu & Liu 2004)"}
 
     # ----------------------------------------------------------------------------------- reading
-    def suspects(self, original: str, rewrite: str, source_polarity: str) -> list[tuple[Leftover, list[Leftover]]]:
+    def long(self, tokens: Sequence[Token]) -> bool:
+        """Whether a text of these ``tokens`` is read as a long one (more than ``short_words`` words)."""
+        return sum(1 for t in tokens if t.is_word) > self.short_words
+
+    def suspects(self, original: str, rewrite: str, source_polarity: str,
+                 tokens: Sequence[Token] | None = None) -> list[tuple[Leftover, list[Leftover]]]:
         """The clauses of ``rewrite`` the check reads (see the module docstring), each as a :class:`Leftover`
         spanning it, with its opinion words that read as ``source_polarity``; the judge has read nothing yet.
         A clause whose opinion words all read as the target is left out: the lexicon reads negation ("it
-        was n't terrible") where an embedding judge often does not."""
-        tokens = tokenize(rewrite)
-        words = sum(1 for t in tokens if t.is_word)
-        long = words > self.short_words
+        was n't terrible") where an embedding judge often does not. ``tokens``: the rewrite's, when the caller
+        has them."""
+        tokens = tokenize(rewrite) if tokens is None else tokens
+        long = self.long(tokens)
         region = changed_sentences(original, rewrite) if long else None
         before = {word_sequence(original[c[0].start: c[-1].end]) for c in clauses(original)} if long else set()
         out: list[tuple[Leftover, list[Leftover]]] = []
@@ -186,10 +193,12 @@ class CompletenessCheck:
         label with at least ``min_clause_prob``, and each clause the judge gives it with at least
         ``clause_prob`` whatever its words (all lexicon words without a judge). Every clause is read in one
         batch."""
-        found = []
+        found, longs = [], []
         for original, rewrite, source in pairs:
             pol = self.task.polarity(source)
-            found.append(self.suspects(original, rewrite, pol) if pol in _OPPOSITE else [])
+            tokens = tokenize(rewrite)
+            longs.append(self.long(tokens))
+            found.append(self.suspects(original, rewrite, pol, tokens) if pol in _OPPOSITE else [])
         if self.judge is None:
             return [[w for _, words in sus for w in words] for sus in found]
         asks: dict[tuple[str, str], int] = {}
@@ -203,8 +212,7 @@ class CompletenessCheck:
                 col = self._columns.get(source)
                 prob_of[(clause, source)] = float(row[col]) if col is not None else 0.0
         out = []
-        for sus, (_, rewrite, source) in zip(found, pairs):
-            long = sum(1 for t in tokenize(rewrite) if t.is_word) > self.short_words
+        for sus, long, (_, _, source) in zip(found, longs, pairs):
             kept = []
             for clause, words in sus:
                 p = prob_of[(clause.clause, source)]
