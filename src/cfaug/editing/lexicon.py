@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -40,6 +41,26 @@ class Lexicon:
 
     def words(self, polarity: str) -> frozenset[str]:
         return self.positive if polarity == "positive" else self.negative
+
+    def words_in(self, text: str, polarity: str) -> list[str]:
+        """The distinct words of ``text`` (lower-cased, in order) the lexicon gives ``polarity``."""
+        out: list[str] = []
+        for word in re.findall(r"[a-z][a-z'-]*", text.lower()):
+            if word not in out and self.polarity(word) == polarity:
+                out.append(word)
+        return out
+
+    def forms(self, words: list[str], polarity: str) -> list[str]:
+        """``words`` and the other words of ``polarity`` that extend them by at most three letters ("love":
+        "loved", "loves", "lovely"), in order: what a model given one of them would reach for next."""
+        pool = self.words(polarity)
+        out: list[str] = []
+        for word in words:
+            stem = word[:-1] if word.endswith("e") and len(word) > 4 else word
+            for form in [word, *sorted(v for v in pool if v.startswith(stem) and 0 < len(v) - len(stem) <= 3)]:
+                if form not in out and self.polarity(form) == polarity:
+                    out.append(form)
+        return out
 
 
 def _read_words(path: Path) -> frozenset[str]:

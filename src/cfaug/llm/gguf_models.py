@@ -34,12 +34,18 @@ def resolve_gguf(model: str) -> Path:
 SMALL_MODEL_BYTES = 700 * 2 ** 20
 
 
+def runs_here(model: str | None, base_url: Any = None) -> bool:
+    """Whether ``model`` names a GGUF model run here by llama.cpp (a packaged name or a ``.gguf`` path, and no
+    server ``base_url``)."""
+    return bool(model) and not base_url and looks_like_gguf(str(model))
+
+
 def small_local_model(model: str | None, base_url: Any = None) -> bool:
     """Whether ``model`` is a small language model run here: a GGUF model (a packaged name or a ``.gguf``
     path, not served at ``base_url``) whose file holds at most :data:`SMALL_MODEL_BYTES` (its header's
     parameter count where it gives one). A packaged name and its file answer alike; a file that cannot be
     read is not small (its run will say why)."""
-    if not model or base_url or not looks_like_gguf(model):
+    if not runs_here(model, base_url):
         return False
     try:
         path = _resolve_gguf(str(model))
@@ -63,4 +69,4 @@ def _small_file(path: str, size: int, mtime_ns: int) -> bool:
 
 
 __all__ = ["PACKAGED", "SMALL_MODEL_BYTES", "SUFFIX", "PackagedModel", "gguf_store", "looks_like_gguf", "resolve_gguf",
-           "runtime_installed", "small_local_model"]
+           "runs_here", "runtime_installed", "small_local_model"]

@@ -57,7 +57,9 @@ if TYPE_CHECKING:  # the client (aiohttp) and the templates (Jinja2) are importe
 
 #: the ``paper`` presets' flip check: none, as the papers wrote what their model answered without a classifier's
 #: verdict (see docs/fidelity.md)
-PAPER_NO_FLIP_CHECK: dict[str, Any] = {"flip_check": "none"}
+PAPER_NO_FLIP_CHECK: dict[str, Any] = {"flip_check": "none", "avoid_source_words": "off"}
+#: the choices of ``avoid_source_words``
+AVOID_CHOICES = ("auto", "on", "off")
 
 
 @dataclass
@@ -111,9 +113,29 @@ class LLMConfig:
                                           "takes longer fails (no answer could be had in time; --retry-failed runs "
                                           "it again; off by default)",
                                           min=1.0)
+    avoid_source_words: str = param(
+        "auto", "sentiment, on a GGUF model run here: the source's opinion words of its own polarity (opinion "
+        "lexicon) get no probability in the answer, so the model has to put others in their place; auto: on for a "
+        "small GGUF model run here (see prompt_set), off elsewhere; on needs a model run here (llama.cpp)",
+        choices=AVOID_CHOICES)
     keep: int = param(1, "rewrites written per item: the best of its candidates (samples, search results) by the "
                       "shared choice step (an independent judge's P(target), n-gram fluency, closeness)", min=1,
                       max=20)
+
+
+#: answers drawn per item by default for a small GGUF model run here (``samples`` unset)
+SMALL_MODEL_SAMPLES = 4
+
+
+@dataclass
+class Sampling:
+    """The parameters of a method that draws several answers per item, each a candidate for the choice step."""
+
+    samples: int | None = param(None, "answers drawn per item, each a candidate for the shared choice step (none: "
+                                f"{SMALL_MODEL_SAMPLES} for a small GGUF model run here, else 1)", min=1, max=20)
+    sample_temperature: float = param(0.5, "when temperature is 0 and several answers are drawn: the temperature "
+                                      "of every answer after the first (the first is the greedy one)", min=0.0,
+                                      max=2.0)
 
 
 @dataclass
@@ -250,6 +272,9 @@ class LLMMethod(Method):
         self.choice: ChoiceStep | None = None
         #: whether rows take their source's case and tokenization (not for the style task; set in prepare)
         self._surface_form = True
+        #: the opinion lexicon whose words of the source's polarity are kept out of answers (set in prepare;
+        #: None: ``avoid_source_words`` is off)
+        self._avoid: Any = None
         #: the least share of a source's words a rewrite keeps: the parameter, else the task's (set in prepare)
         self.min_overlap = self.config.untagged_min_overlap if self.config.untagged_min_overlap is not None \
             else UNTAGGED_MIN_OVERLAP
@@ -282,6 +307,7 @@ class LLMMethod(Method):
             task, self.flip_check.judge if self.flip_check is not None else None,
             c.completeness and self.flip_check is not None, c.keep, ctx.device or "cpu")
         flip_facts = {**flip_facts, "choice": self.choice.describe()}
+        self._avoid = self.avoided_lexicon(task)
         if self.completeness is not None:
             flip_facts["completeness"] = self.completeness.describe()
         llm = {**self.settings.public(), "backend": client.backend.kind, "model": client.backend.model,
@@ -291,7 +317,60 @@ class LLMMethod(Method):
         describe = getattr(client.backend, "describe", None)
         if describe is not None:
             llm["local_model"] = describe()
+        llm["avoid_source_words"] = self._avoid is not None
         return {"llm": llm, "flip_check": flip_facts}
+
+    def avoided_lexicon(self, task: Task) -> Any:
+        """The opinion lexicon when ``avoid_source_words`` applies to this run (a binary sentiment task on a
+        GGUF model run here; ``auto``: a small one), else None."""
+        from cfaug.editing.lexicon import load_lexicon
+        from cfaug.filters.flip_check import binary_sentiment
+        from cfaug.llm.gguf_models import runs_here, small_local_model
+
+        choice = self.config.avoid_source_words
+        if choice not in AVOID_CHOICES:
+            raise LLMConfigError(f"avoid_source_words must be one of {', '.join(AVOID_CHOICES)}, got {choice!r}")
+        here = runs_here(self.settings.model, self.settings.base_url)
+        if choice == "on" and not here:
+            raise LLMConfigError("avoid_source_words=on needs a GGUF model run here (llama.cpp reads the words to "
+                                 "avoid; a server's API takes token ids instead)")
+        if choice == "off" or not binary_sentiment(task):
+            return None
+        if choice == "auto" and not small_local_model(self.settings.model, self.settings.base_url):
+            return None
+        return load_lexicon()
+
+    def sample_count(self) -> int:
+        """Answers drawn per item: ``samples``, or by default :data:`SMALL_MODEL_SAMPLES` for a small GGUF model
+        run here and 1 for any other (a method without ``samples`` draws 1)."""
+        from cfaug.llm.gguf_models import small_local_model
+
+        n = getattr(self.config, "samples", 1)
+        if n is None:
+            n = SMALL_MODEL_SAMPLES if small_local_model(self.settings.model, self.settings.base_url) else 1
+        if n < 1:
+            raise LLMConfigError("samples must be at least 1")
+        return int(n)
+
+    def sample_params(self, sample: int) -> dict[str, Any]:
+        """The temperature of answer ``sample``: the configured one, except that at temperature 0 the answers
+        after the first are drawn at ``sample_temperature`` (at 0 every seed gives the greedy answer again)."""
+        if sample == 0 or self.config.temperature > 0:
+            return {}
+        return {"temperature": float(getattr(self.config, "sample_temperature", self.config.temperature))}
+
+    def steering(self, item: WorkItem, role: str) -> dict[str, Any]:
+        """Request parameters for an answer rewriting ``item``'s ``role`` field: under ``avoid_source_words``,
+        llama.cpp's ``logit_bias`` with the source's opinion words of its own label's polarity (spelled with a
+        leading space, lower-case and capitalised) banned; {} otherwise, or when the text has none."""
+        if self._avoid is None or item.record.label is None:
+            return {}
+        polarity = str(item.record.label)
+        words = self._avoid.words_in(str(item.record.fields.get(role, "")), polarity)
+        if not words:
+            return {}
+        banned = self._avoid.forms(words, polarity)
+        return {"logit_bias": [[form, False] for w in banned for form in (f" {w}", f" {w.capitalize()}")]}
 
     def finish(self, result: list[Counterfactual], *, surface: bool = True) -> list[Counterfactual]:
         """An item's candidates after the shared steps: each rewrite put in its source's surface form (case and

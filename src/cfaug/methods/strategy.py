@@ -69,10 +69,12 @@ class StrategyConfig(LLMConfig):
     demos: str | None = param(None, "demonstrations: a paired file (pair id column such as batch_id), or with "
                               "demos_revised a file of originals (default: the built-in set)")
     demos_revised: str | None = param(None, "the file of revisions matched to demos")
-    demo_selection: str = param("seeded", "seeded (a draw seeded by the item), similar (the closest originals by "
-                                "sentence-embedding cosine) or ordered (the first in the file, same direction first)",
-                                choices=SELECTIONS)
-    n_demos: int = param(2, "demonstrations per prompt", min=1, max=20)
+    demo_selection: str = param("auto", "seeded (a draw seeded by the item), similar (the closest originals by "
+                                "sentence-embedding cosine), ordered (the first in the file, same direction first) or "
+                                "auto (ordered under the small prompt set, seeded otherwise)",
+                                choices=("auto", *SELECTIONS))
+    n_demos: int | None = param(None, f"demonstrations per prompt (none: {SMALL_MODEL_PARAMS['n_demos']} under the "
+                                "small prompt set, 2 otherwise)", min=1, max=20)
     encoder: str | None = param(None, "local sentence-transformers folder for similar selection and embedding "
                                 "relevance (default: the packaged all-MiniLM-L6-v2)")
     demo_group: bool = param(False, "show each demonstration original once with its rewrites towards every other "
@@ -175,7 +177,9 @@ class StrategyMethod(LLMMethod):
     def __init__(self, config: Any = None, *, seed: int = 0) -> None:
         super().__init__(config, seed=seed)
         c = self.config
-        check_selection(c.demo_selection, c.n_demos)
+        if c.demo_selection != "auto" or c.n_demos is not None:
+            check_selection("seeded" if c.demo_selection == "auto" else c.demo_selection,
+                            2 if c.n_demos is None else c.n_demos)
         if c.demos_revised and not c.demos:
             raise ConfigError("demos_revised needs demos=PATH (the file of originals)")
         if c.prompt_set not in PROMPT_SETS:
@@ -197,6 +201,19 @@ class StrategyMethod(LLMMethod):
 
         return "small" if small_local_model(self.settings.model, self.settings.base_url) else "default"
 
+    def demo_plan(self) -> tuple[str, int]:
+        """``demo_selection`` and ``n_demos`` in use: the parameters, with ``auto``/unset decided by the prompt set
+        (the small one: :data:`SMALL_MODEL_PARAMS`' ordered six, the same for every item of a direction, so
+        llama.cpp reuses the prompt it has already read; otherwise a seeded draw of two)."""
+        small = self.prompt_set == "small"
+        selection = self.config.demo_selection
+        if selection == "auto":
+            selection = str(SMALL_MODEL_PARAMS["demo_selection"]) if small else "seeded"
+        k = self.config.n_demos
+        if k is None:
+            k = int(SMALL_MODEL_PARAMS["n_demos"]) if small else 2
+        return selection, int(k)
+
     # -- set-up --------------------------------------------------------------------------------------
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)
@@ -210,8 +227,9 @@ class StrategyMethod(LLMMethod):
             source = c.demos + (f" + {c.demos_revised}" if c.demos_revised else "")
         else:
             demos, source = self.default_demos(task)
-        encoder = self.encoder() if c.demo_selection == "similar" else None
-        self.pool = DemoPool(demos, task, c.n_demos, c.demo_selection, source=source, encoder=encoder,
+        selection, k = self.demo_plan()
+        encoder = self.encoder() if selection == "similar" else None
+        self.pool = DemoPool(demos, task, k, selection, source=source, encoder=encoder,
                              group=c.demo_group)
         self.pool.index(records)
         facts["demonstrations"] = self.pool.describe()
@@ -284,10 +302,12 @@ class StrategyMethod(LLMMethod):
         return self.max_tokens_for(ctx.original) + (self.answer_room if room is None else room)
 
     async def rewrite(self, ctx: ItemContext, prompt: Prompt, *, sample: int = 0, room: int | None = None,
-                      temperature: float | None = None, **variables: Any) -> Answer:
+                      temperature: float | None = None, steer: bool = True, **variables: Any) -> Answer:
         """Ask ``prompt`` (with the item's variables plus ``variables``) for a revised text; counts usage.
-        Sample ``n`` is sent with seed ``item seed + n``, so samples differ on servers that honour seeds."""
-        params: dict[str, Any] = {}
+        Sample ``n`` is sent with seed ``item seed + n``, so samples differ on servers that honour seeds.
+        With ``steer`` (not for an answer that reasons about the source's words first), the source's opinion
+        words are kept out of the answer where ``avoid_source_words`` applies (:meth:`steering`)."""
+        params: dict[str, Any] = dict(self.steering(ctx.item, ctx.role)) if steer else {}
         if temperature is not None:
             params["temperature"] = temperature
         answer = await self.ask(prompt, {**ctx.variables, **variables}, seed=ctx.sample_seed(sample), sample=sample,

@@ -21,7 +21,7 @@ from cfaug.config import param
 from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
-from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, LLMConfig, LLMMethod, task_variables
+from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, LLMConfig, LLMMethod, Sampling, task_variables
 from cfaug.filters.base import record_filters
 from cfaug.nlp.tokens import same_words
 from cfaug.methods.base import METHODS, Preset
@@ -38,17 +38,15 @@ class ZeroShot(LLMMethod):
     #: the paper gives no zero-shot setting that differs from the default: its paper preset is the default
     presets = {"paper": Preset("Rong et al.'s zero-shot baseline: one instruction, no demonstrations, every readable "
                                "rewrite written (no flip check)",
-                               params={**PAPER_NO_FLIP_CHECK, "prompt_set": "default"}),
+                               params={**PAPER_NO_FLIP_CHECK, "prompt_set": "default", "samples": 1}),
                "small": Preset("for small local models: the completion-style prompt (sentiment), which a 135M chat "
                                "model continues with a rewrite far more often than it follows the instruction",
                                params={"prompt_set": "small"})}
 
     @dataclass
-    class Config(LLMConfig):
-        """``samples``: answers drawn per item (use a temperature above 0 to make them differ)."""
+    class Config(LLMConfig, Sampling):
+        """``samples``: answers drawn per item, each a candidate for the shared choice step."""
 
-        samples: int = param(1, "answers drawn per item (use a temperature above 0 to make them differ)", min=1,
-                             max=20)
         prompt_set: str = param("auto", "default: the instruction prompt; small: a completion-style prompt the model "
                                 "continues (zero-shot-<task>-small, where the task has one); auto: small for a small "
                                 "GGUF model run here (a packaged one or any .gguf file under 700 MB), default for "
@@ -57,10 +55,7 @@ class ZeroShot(LLMMethod):
 
     def prepare(self, records: Any, task: Task, ctx: StageContext) -> dict[str, Any]:
         facts = super().prepare(records, task, ctx)
-        if self.config.samples < 1:
-            from cfaug.llm.errors import LLMConfigError
-
-            raise LLMConfigError("samples must be at least 1")
+        facts["samples"] = self.sample_count()
         prompt = self.prompt(self.prompt_name(task))
         facts["prompt"] = {"name": prompt.name, "path": prompt.path, "sha256": prompt.sha256}
         return facts
@@ -86,9 +81,11 @@ class ZeroShot(LLMMethod):
         role = variables["edit_role"]
         original = item.record.fields[role]
         seed = self.item_seed(item) % (2 ** 31)
+        steer = self.steering(item, role)
         answers, dropped = await self.gather_readable(*(
-            self.ask(prompt, variables, seed=seed, sample=s, max_tokens=self.max_tokens_for(original))
-            for s in range(self.config.samples)))
+            self.ask(prompt, variables, seed=(seed + s) % (2 ** 31), sample=s,
+                     max_tokens=self.max_tokens_for(original), **steer, **self.sample_params(s))
+            for s in range(self.sample_count())))
         out: list[Counterfactual] = []
         seen: set[str] = set()
         for sample, answer in answers:

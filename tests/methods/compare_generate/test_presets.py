@@ -122,22 +122,23 @@ MINIMAL_EDIT = ("as few words as possible", "as little as possible", "not needed
 
 #: every parameter default of the family as it was before the presets (the default preset must not move)
 DEFAULTS = {
-    "demos": None, "demos_revised": None, "demo_selection": "seeded", "n_demos": 2, "encoder": None,
+    "demos": None, "demos_revised": None, "demo_selection": "auto", "n_demos": None, "encoder": None,
     "prompt": None, "temperature": 0.0, "max_tokens": None, "parse_retries": 2,
 }
 SEARCH_DEFAULTS = {"judge": "llm", "judge_data": None, "judge_model": None, "judge_labels": None, "alpha": 0.1,
                    "relevance": "auto", "style_threshold": 4.0, "init_temperature": 0.7, "require_alignment": True}
-OWN_DEFAULTS = {"few-shot": {}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
+OWN_DEFAULTS = {"few-shot": {"samples": None, "sample_temperature": 0.5}, "cot": {}, "self-refine": {"rounds": 4}, "opro": {"steps": 10, "history": 20},
                 "compare-generate": {"max_steps": 10, "patience": 5}}
 NEW_DEFAULTS = {"prompt_set": "auto", "demo_group": False, "length_retry_max_tokens": 8192,
                 "untagged_min_length": 0.5, "untagged_max_length": 2.0, "untagged_min_overlap": None,
                 "flip_check": "auto", "flip_check_data": None, "flip_check_model": None, "flip_check_labels": None,
-                "flip_check_min_prob": 0.5, "completeness": True, "keep": 1, "item_time_limit": None}
+                "flip_check_min_prob": 0.5, "completeness": True, "keep": 1, "item_time_limit": None,
+                "avoid_source_words": "auto"}
 NEW_SEARCH_DEFAULTS = {"ties": "earliest", "style_score": "scale", "max_unreadable": 3}
 
-PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", "flip_check": "none"}
+PAPER = {"n_demos": 1, "demo_group": True, "prompt_set": "paper", "flip_check": "none", "avoid_source_words": "off"}
 PAPER_SEARCH = {**PAPER, "alpha": 0.1, "require_alignment": False, "ties": "latest", "style_score": "count"}
-PAPER_VALUES = {"few-shot": PAPER, "cot": PAPER, "self-refine": {**PAPER, "rounds": 4},
+PAPER_VALUES = {"few-shot": {**PAPER, "samples": 1}, "cot": PAPER, "self-refine": {**PAPER, "rounds": 4},
                 "opro": {**PAPER_SEARCH, "steps": 10},
                 "compare-generate": {**PAPER_SEARCH, "max_steps": 10, "patience": 5}}
 

@@ -87,7 +87,7 @@ def test_zero_shot_and_the_cli_accept_the_style_task(serve, scripted, tmp_path):
 
 
 @pytest.mark.parametrize("param, message", [
-    ("demo_selection=best", "parameter demo_selection of compare-generate.v1: 'best' is not one of seeded, similar"),
+    ("demo_selection=best", "parameter demo_selection of compare-generate.v1: 'best' is not one of auto, seeded, similar"),
     ("n_demos=0", "parameter n_demos of compare-generate.v1: 0 is below the minimum 1"),
     ("patience=0", "parameter patience of compare-generate.v1: 0 is below the minimum 1"),
     ("demos_revised=x.tsv", "demos_revised needs demos=PATH"),

@@ -35,7 +35,7 @@ class ChainOfThought(StrategyMethod):
 
     async def agenerate(self, item: WorkItem, task: Task) -> list[Counterfactual]:
         ctx = self.context(item, task)
-        answer = await self.rewrite(ctx, self.main(task))
+        answer = await self.rewrite(ctx, self.main(task), steer=False)  # its reasoning names the words
         return self.outcome(ctx, answer.value, {"reasoning": reasoning(answer.text)})
 
 
