@@ -295,3 +295,26 @@ def test_cli_lists_every_strategy(capsys):
     for name in ("zero-shot.v1", "few-shot.v1", "cot.v1", "self-refine.v1", "opro.v1", "compare-generate.v1"):
         assert name in out
     assert "compare-generate.v1    [sentiment, nli, style]" in out
+
+
+def test_the_small_prompt_set_compares_on_one_line_and_asks_for_no_analysis(serve, run_method):
+    asked: list[tuple[dict, str]] = []
+    worse = "A dull, awful film with a cold heart."
+
+    def reply(body, prompt):
+        asked.append((body, prompt))
+        if "Attempt 1 (" in prompt:
+            return " " + ("A dull film with a warm heart." if len(asked) < 4 else worse)
+        return " A fine film with a warm heart."  # the start: not flipped
+
+    srv = serve(reply)
+    _, rows, _ = run_method("compare-generate", REVIEW, srv, prompt_set="small", judge="tfidf", max_steps=2,
+                            patience=2)
+    steps = [(b, p) for b, p in asked if "Attempt 1 (" in p]
+    assert len(steps) == 2 and all(b["stop"] == ["\n"] for b, _ in steps)
+    first = steps[0][1]
+    assert "Revised text 1:" not in first and "analys" not in first.lower()
+    assert "does not read negative" in first and first.endswith("Negative:")
+    # the answer is one line: its budget is the source's, with no room for an analysis (512 tokens before)
+    assert all(b["max_tokens"] <= len(REVIEW[0]["text"]) // 3 + 64 for b, _ in steps)
+    assert rows[0]["text"] == worse and rows[0]["meta"]["aligned"]

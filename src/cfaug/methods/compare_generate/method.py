@@ -76,6 +76,7 @@ class CompareGenerate(SearchStrategy):
         best = self.objective.best(readable) if readable else None
         partner = next((c for c in readable if c is not best), None)
         prompt = self.main(task)
+        room = 0 if prompt.meta.get("api") == "completions" else None  # a one-line prompt asks for no analysis
         stale, steps, stop = 0, 0, "max_steps"
         for step in range(1, self.config.max_steps + 1):
             if self.too_many_unreadable(trajectory):
@@ -86,7 +87,7 @@ class CompareGenerate(SearchStrategy):
                 first, second = sorted((best, partner), key=lambda c: c.index)
                 verdict = self.objective.verdict(first, second)
                 answer = await self.try_rewrite(ctx, prompt, sample=step, first=first.view(), second=second.view(),
-                                                verdict=verdict, **self.search_variables())
+                                                verdict=verdict, room=room, **self.search_variables())
             else:
                 answer = await self.resample(ctx, step)
             cand = await self.add(ctx, answer, step, trajectory, readable)
