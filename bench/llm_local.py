@@ -291,6 +291,16 @@ def default_settings(label: str) -> bool:
     return not any(word in label for word in ("preset", "no flip check", "instruction prompt", "auto-cad"))
 
 
+def written_among_first(run_dir: Path, n: int) -> int | None:
+    """Items among the first ``n`` rows of a run (source ids 1..n) that got a written row."""
+    f = run_dir / "results.jsonl"
+    if not f.exists():
+        return None
+    lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return len({r["source_id"] for r in lines if r["status"] == "ok" and str(r["source_id"]).isdigit()
+                and int(r["source_id"]) <= n})
+
+
 def fmt(v: Any, spec: str = ".2f") -> str:
     return "" if v is None else format(v, spec)
 
@@ -355,6 +365,19 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, model: str) 
                          f"of {r['items']} items ({by.get('negative', '?')} towards negative, {by.get('positive', '?')} "
                          f"towards positive); the independent classifier reads the target in {fmt(r['flip_rate'])} of "
                          f"them; {r['wall_s']:.0f} s ({r['wall_s'] / max(r['items'], 1):.1f} s per item).")
+    if args.slow_rows:
+        lines += ["", f"## On the same rows: the first {args.slow_rows} of each sample", "",
+                  "Items with a written row among the first rows of each sample, for every configuration (those run "
+                  "on more rows counted on these rows only), so that Compare&Generate and the baselines are read on "
+                  "the same sentences.", "", "| configuration | " + " | ".join(("sst2-dev", "yelp-dev")) + " |",
+                  "|---|---:|---:|"]
+        for label in dict.fromkeys(r["config"] for r in results):
+            cells = []
+            for dataset in ("sst2-dev", "yelp-dev"):
+                r = next((x for x in results if x["config"] == label and x["dataset"] == dataset), None)
+                n = written_among_first(WORK / r["run_dir"], args.slow_rows) if r and r.get("run_dir") else None
+                cells.append("" if n is None else f"{n} of {min(args.slow_rows, r['items'])}")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "## What the default settings write", ""]
     for dataset in ("sst2-dev", "yelp-dev"):
         dflt = [r for r in results if r["dataset"] == dataset and default_settings(r["config"])]

@@ -73,6 +73,8 @@ NOT_FROM_RESULTS: list[NotFromResults] = [
                    "the paper's worked example (its table shares a unit with rows citing bench/llm_local.results.md)"),
     NotFromResults("docs/fidelity.md", "came back negative 3% of the time (56% with these settings)",
                    "reconstruction checks made when the summarizer's KL setting was chosen, not a bench result"),
+    # docs/llm.md
+    NotFromResults("docs/llm.md", "chat template | Apache-2.0 |", "a licence's name, not a measurement"),
     # docs/nlp.md
     NotFromResults("docs/nlp.md", "against 94.6", "the replaced lemmatizer, measured when it was replaced"),
     NotFromResults("docs/nlp.md", "against 95.9", "the replaced lemmatizer, measured when it was replaced"),
