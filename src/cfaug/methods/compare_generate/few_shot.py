@@ -18,9 +18,9 @@ from cfaug.data.records import Counterfactual, NoCounterfactual, WorkItem
 from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.llm_method import Sampling
-from cfaug.training.context import StageContext
 from cfaug.methods.strategy import PAPER_DEMO_PARAMS, SMALL_MODEL_PARAMS, UNCHANGED, StrategyConfig, StrategyMethod
 from cfaug.nlp.tokens import same_words
+from cfaug.training.context import StageContext
 
 
 @METHODS.register("few-shot.v1", "LLM, few-shot baseline: worked example rewrites (from your pairs or built-in), "
