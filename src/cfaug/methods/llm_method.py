@@ -320,12 +320,20 @@ class LLMMethod(Method):
         llm["avoid_source_words"] = self._avoid is not None
         return {"llm": llm, "flip_check": flip_facts}
 
+    @functools.cached_property
+    def small_model(self) -> bool:
+        """Whether the model is a small GGUF model run here (:func:`~cfaug.llm.gguf_models.small_local_model`),
+        decided once per method: the small prompts, samples and word bans follow from it."""
+        from cfaug.llm.gguf_models import small_local_model
+
+        return small_local_model(self.settings.model, self.settings.base_url)
+
     def avoided_lexicon(self, task: Task) -> Any:
         """The opinion lexicon when ``avoid_source_words`` applies to this run (a binary sentiment task on a
         GGUF model run here; ``auto``: a small one), else None."""
         from cfaug.editing.lexicon import load_lexicon
         from cfaug.filters.flip_check import binary_sentiment
-        from cfaug.llm.gguf_models import runs_here, small_local_model
+        from cfaug.llm.gguf_models import runs_here
 
         choice = self.config.avoid_source_words
         if choice not in AVOID_CHOICES:
@@ -336,18 +344,16 @@ class LLMMethod(Method):
                                  "avoid; a server's API takes token ids instead)")
         if choice == "off" or not binary_sentiment(task):
             return None
-        if choice == "auto" and not small_local_model(self.settings.model, self.settings.base_url):
+        if choice == "auto" and not self.small_model:
             return None
         return load_lexicon()
 
     def sample_count(self) -> int:
         """Answers drawn per item: ``samples``, or by default :data:`SMALL_MODEL_SAMPLES` for a small GGUF model
         run here and 1 for any other (a method without ``samples`` draws 1)."""
-        from cfaug.llm.gguf_models import small_local_model
-
         n = getattr(self.config, "samples", 1)
         if n is None:
-            n = SMALL_MODEL_SAMPLES if small_local_model(self.settings.model, self.settings.base_url) else 1
+            n = SMALL_MODEL_SAMPLES if self.small_model else 1
         if n < 1:
             raise LLMConfigError("samples must be at least 1")
         return int(n)
@@ -595,6 +601,20 @@ class LLMMethod(Method):
         if not readable and first is not None:
             raise first
         return readable, dropped
+
+    @staticmethod
+    def distinct_answers(answers: list[tuple[int, Answer]], original: str) -> list[tuple[int, Answer]]:
+        """The readable answers (from :meth:`gather_readable`) worth a candidate: each text once, and none that
+        holds ``original``'s words again (never written under the target label)."""
+        from cfaug.nlp.tokens import same_words
+
+        out: list[tuple[int, Answer]] = []
+        seen: set[str] = set()
+        for sample, answer in answers:
+            if answer.value not in seen and not same_words(answer.value, original):
+                seen.add(answer.value)
+                out.append((sample, answer))
+        return out
 
     async def gather(self, *aws: Any) -> list[Any]:
         """``asyncio.gather`` that cancels the siblings when one fails."""

@@ -194,12 +194,10 @@ class StrategyMethod(LLMMethod):
     @property
     def prompt_set(self) -> str:
         """The prompt set in use: the parameter, with ``auto`` decided from the model (``small`` for a small
-        GGUF model run here, :func:`~cfaug.llm.gguf_models.small_local_model`; else ``default``)."""
+        GGUF model run here, :attr:`small_model`; else ``default``)."""
         if self.config.prompt_set != "auto":
             return self.config.prompt_set
-        from cfaug.llm.gguf_models import small_local_model
-
-        return "small" if small_local_model(self.settings.model, self.settings.base_url) else "default"
+        return "small" if self.small_model else "default"
 
     def demo_plan(self) -> tuple[str, int]:
         """``demo_selection`` and ``n_demos`` in use: the parameters, with ``auto``/unset decided by the prompt set

@@ -23,7 +23,6 @@ from cfaug.data.tasks import Task
 from cfaug.training.context import StageContext
 from cfaug.methods.llm_method import PAPER_NO_FLIP_CHECK, LLMConfig, LLMMethod, Sampling, task_variables
 from cfaug.filters.base import record_filters
-from cfaug.nlp.tokens import same_words
 from cfaug.methods.base import METHODS, Preset
 
 
@@ -63,13 +62,12 @@ class ZeroShot(LLMMethod):
     def prompt_name(self, task: Task) -> str:
         """``zero-shot-<task>``, or its ``-small`` variant (where the task has one) under ``prompt_set=small``,
         or ``auto`` with a packaged small model."""
-        from cfaug.llm.gguf_models import small_local_model
         from cfaug.llm.templates import has_prompt
 
         name = f"zero-shot-{task.name}"
         chosen = self.config.prompt_set
         if chosen == "auto":
-            chosen = "small" if small_local_model(self.settings.model, self.settings.base_url) else "default"
+            chosen = "small" if self.small_model else "default"
         small = f"{name}-small"
         if chosen == "small" and has_prompt(small):
             return small
@@ -87,12 +85,8 @@ class ZeroShot(LLMMethod):
                      max_tokens=self.max_tokens_for(original), **steer, **self.sample_params(s))
             for s in range(self.sample_count())))
         out: list[Counterfactual] = []
-        seen: set[str] = set()
-        for sample, answer in answers:
+        for sample, answer in self.distinct_answers(answers, original):
             text = answer.value
-            if text in seen or same_words(text, original):
-                continue  # a repeat, or the original again: never written under the target label
-            seen.add(text)
             fields = dict(item.record.fields)
             fields[role] = text
             meta: dict[str, Any] = {"llm": answer.provenance(), "sample": sample}

@@ -19,7 +19,6 @@ from cfaug.data.tasks import Task
 from cfaug.methods.base import METHODS, Preset
 from cfaug.methods.llm_method import Sampling
 from cfaug.methods.strategy import PAPER_DEMO_PARAMS, SMALL_MODEL_PARAMS, UNCHANGED, StrategyConfig, StrategyMethod
-from cfaug.nlp.tokens import same_words
 from cfaug.training.context import StageContext
 
 
@@ -56,11 +55,7 @@ class FewShot(StrategyMethod):
         answers, dropped = await self.gather_readable(*(
             self.rewrite(ctx, main, sample=s, **self.sample_params(s)) for s in range(n)))
         out: list[Counterfactual] = []
-        seen: set[str] = set()
-        for sample, answer in answers:
-            if answer.value in seen or same_words(answer.value, ctx.original):
-                continue  # a repeat, or the original again: never written under the target label
-            seen.add(answer.value)
+        for sample, answer in self.distinct_answers(answers, ctx.original):
             meta = {"sample": sample, **({"unreadable_samples": dropped} if dropped else {})}
             out.append(self.counterfactual(ctx, answer.value, meta))
         return out or NoCounterfactual(UNCHANGED)
